@@ -1,0 +1,74 @@
+"""Convergence analysis: error norms, observed order, reference solutions, quotient of precision."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from scipy.integrate import solve_ivp
+
+
+def relative_error(x, x_ref) -> float:
+    """Relative error ``‖x - x_ref‖ / ‖x_ref‖`` in the Euclidean (Frobenius) norm."""
+    x = np.asarray(x, dtype=float)
+    x_ref = np.asarray(x_ref, dtype=float)
+    norm = np.linalg.norm(x_ref)
+    if norm == 0.0:
+        raise ValueError("relative error against a zero reference")
+    return float(np.linalg.norm(x - x_ref) / norm)
+
+
+def max_error(x, x_ref) -> float:
+    """Maximum over time of the Euclidean error, for time-major arrays of shape (N, n)."""
+    diff = np.asarray(x, dtype=float) - np.asarray(x_ref, dtype=float)
+    return float(np.max(np.linalg.norm(np.atleast_2d(diff), axis=-1)))
+
+
+def observed_order(hs, errors) -> float:
+    """Least-squares slope of ``log(error)`` against ``log(h)``: the observed order of convergence."""
+    hs = np.asarray(hs, dtype=float)
+    errors = np.asarray(errors, dtype=float)
+    if hs.shape != errors.shape or hs.size < 2:
+        raise ValueError("observed_order needs at least two (h, error) pairs of equal length")
+    if np.any(hs <= 0) or np.any(errors <= 0) or not np.all(np.isfinite(errors)):
+        raise ValueError("step sizes and errors must be positive and finite")
+    slope, _ = np.polyfit(np.log(hs), np.log(errors), 1)
+    return float(slope)
+
+
+def local_orders(hs, errors) -> np.ndarray:
+    """Slopes between consecutive points of a convergence study, shape (len(hs) - 1,)."""
+    hs = np.asarray(hs, dtype=float)
+    errors = np.asarray(errors, dtype=float)
+    return np.diff(np.log(errors)) / np.diff(np.log(hs))
+
+
+def quotient_of_precision(x_h, x_h2, x_h4) -> float:
+    """Second quotient of precision ``‖x_h - x_{h/2}‖ / ‖x_{h/2} - x_{h/4}‖`` ≈ 2^p.
+
+    The three arrays hold the solutions with steps h, h/2, h/4 at common times. For a method of
+    order p the quotient tends to 2^p (4 for second order) without needing an exact solution.
+    """
+    num = np.linalg.norm(np.asarray(x_h, dtype=float) - np.asarray(x_h2, dtype=float))
+    den = np.linalg.norm(np.asarray(x_h2, dtype=float) - np.asarray(x_h4, dtype=float))
+    if den == 0.0:
+        raise ValueError("the h/2 and h/4 solutions coincide; the quotient is undefined")
+    return float(num / den)
+
+
+def reference_solution(
+    rhs: Callable[[float, np.ndarray], np.ndarray],
+    y0,
+    t_eval,
+    *,
+    rtol: float = 1e-12,
+    atol: float = 1e-12,
+    method: str = "DOP853",
+) -> np.ndarray:
+    """High-accuracy reference with scipy's ``solve_ivp``; returns time-major ``y`` of shape (len(t_eval), n)."""
+    t_eval = np.asarray(t_eval, dtype=float)
+    sol = solve_ivp(rhs, (t_eval[0], t_eval[-1]), np.asarray(y0, dtype=float), method=method,
+                    t_eval=t_eval, rtol=rtol, atol=atol)
+    if not sol.success:
+        raise RuntimeError(f"reference solution failed: {sol.message}")
+    return sol.y.T

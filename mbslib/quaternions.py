@@ -1,0 +1,118 @@
+"""Quaternions, scalar first: ``q = (q0, q_vec)`` (paper 000, Sect. 3).
+
+The matrices follow paper 000: ``q∘p = Q_l(q) p = Q_r(p) q`` (33), ``G(q) = [-q_vec, q0 I - q̂]``
+and ``E(q) = [-q_vec, q0 I + q̂]`` (35), ``R(q) = E(q) G(q)ᵀ`` (50). On the unit sphere S³ the
+convective and spatial angular velocities are ``Ω = 2 G(q) q̇`` and ``ω = 2 E(q) q̇`` (43), and the
+kinetic energy ``½ Ω·JΩ = ½ q̇·M(q) q̇`` has the singular 4×4 mass matrix ``M(q) = 4 G(q)ᵀ J G(q)``
+(46), whose null space is spanned by ``q`` itself.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mbslib.rotations import hat, log_so3
+
+IDENTITY = np.array([1.0, 0.0, 0.0, 0.0])
+
+
+def qmul(a, b) -> np.ndarray:
+    """Quaternion product ``a∘b = (a0 b0 - a·b, a0 b + b0 a + a × b)`` (28); shape (4,)."""
+    a0, av = a[0], np.asarray(a[1:])
+    b0, bv = b[0], np.asarray(b[1:])
+    return np.concatenate([[a0 * b0 - av @ bv], a0 * bv + b0 * av + np.cross(av, bv)])
+
+
+def qconj(q) -> np.ndarray:
+    """Conjugate ``q̄ = (q0, -q_vec)``."""
+    return np.array([q[0], -q[1], -q[2], -q[3]])
+
+
+def Ql(a) -> np.ndarray:
+    """Left multiplication matrix, ``a∘b = Q_l(a) b`` (33a); shape (4, 4)."""
+    a = np.asarray(a, dtype=float)
+    M = np.empty((4, 4))
+    M[:, 0] = a
+    M[:, 1:] = G(a).T
+    return M
+
+
+def Qr(b) -> np.ndarray:
+    """Right multiplication matrix, ``a∘b = Q_r(b) a`` (33b); shape (4, 4)."""
+    b = np.asarray(b, dtype=float)
+    M = np.empty((4, 4))
+    M[:, 0] = b
+    M[:, 1:] = E(b).T
+    return M
+
+
+def G(q) -> np.ndarray:
+    """``G(q) = [-q_vec, q0 I - q̂]`` (35a); shape (3, 4)."""
+    q = np.asarray(q, dtype=float)
+    return np.column_stack([-q[1:], q[0] * np.eye(3) - hat(q[1:])])
+
+
+def E(q) -> np.ndarray:
+    """``E(q) = [-q_vec, q0 I + q̂]`` (35b); shape (3, 4)."""
+    q = np.asarray(q, dtype=float)
+    return np.column_stack([-q[1:], q[0] * np.eye(3) + hat(q[1:])])
+
+
+def rotation_matrix(q) -> np.ndarray:
+    """``R(q) = E(q) G(q)ᵀ`` (50); orthogonal for unit ``q``; shape (3, 3)."""
+    return E(q) @ G(q).T
+
+
+def exp_s3(theta) -> np.ndarray:
+    """Unit quaternion of the rotation vector θ: ``(cos(|θ|/2), sin(|θ|/2) θ/|θ|)`` (40)."""
+    theta = np.asarray(theta, dtype=float)
+    angle = np.linalg.norm(theta)
+    # sin(|θ|/2)/|θ| = ½ sinc(|θ|/(2π)) in numpy's normalised sinc
+    return np.concatenate([[np.cos(angle / 2)], 0.5 * np.sinc(angle / (2 * np.pi)) * theta])
+
+
+def from_rotvec(theta) -> np.ndarray:
+    """Alias of :func:`exp_s3`: the unit quaternion with ``R(q) = exp(θ̂)``."""
+    return exp_s3(theta)
+
+
+def to_rotvec(q) -> np.ndarray:
+    """Rotation vector (|θ| ≤ π) of the unit quaternion ``q``."""
+    return log_so3(rotation_matrix(q))
+
+
+def from_matrix(R) -> np.ndarray:
+    """Unit quaternion with ``rotation_matrix(q) = R`` and ``q0 ≥ 0``."""
+    return exp_s3(log_so3(R))
+
+
+def omega_body(q, v) -> np.ndarray:
+    """Convective angular velocity ``Ω = 2 G(q) v`` (43)."""
+    return 2.0 * G(q) @ v
+
+
+def omega_spatial(q, v) -> np.ndarray:
+    """Spatial angular velocity ``ω = 2 E(q) v`` (43)."""
+    return 2.0 * E(q) @ v
+
+
+def velocity_from_omega_body(q, Omega) -> np.ndarray:
+    """Quaternion velocity ``v = ½ G(q)ᵀ Ω`` (44); satisfies ``q·v = 0``."""
+    return 0.5 * G(q).T @ Omega
+
+
+def mass_matrix_4(q, J) -> np.ndarray:
+    """Singular mass matrix ``M(q) = 4 G(q)ᵀ J G(q)`` (46), rank 3, ``M(q) q = 0``; shape (4, 4).
+
+    ``J`` is the 3×3 convective inertia tensor (or its three principal values).
+    """
+    J = np.asarray(J, dtype=float)
+    if J.shape == (3,):
+        J = np.diag(J)
+    Gq = G(q)
+    return 4.0 * Gq.T @ J @ Gq
+
+
+def angular_momentum(q, p) -> np.ndarray:
+    """Spatial angular momentum ``L = ½ E(q) p`` of the quaternion momentum ``p`` (64)."""
+    return 0.5 * E(q) @ p

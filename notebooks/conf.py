@@ -1,0 +1,57 @@
+"""Sphinx configuration of the book; everything book-specific comes from ../book.toml."""
+
+import os
+import sys
+import tomllib
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+BOOK = tomllib.loads((ROOT / "book.toml").read_text())
+QUICK = os.environ.get("MBS_QUICK", "0") == "1"
+MODE = "quick" if QUICK else "full"
+
+sys.path.insert(0, str(HERE / "_ext"))
+
+# The chapters record their checks here; the scorecard page reads them back. The folder sits
+# beside the execution cache of the same mode, so cached chapters keep their records.
+CHECKS_DIR = ROOT / "_build" / "checks" / MODE
+os.environ["MBS_CHECKS_DIR"] = str(CHECKS_DIR)
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+project = BOOK["book"]["title"]
+author = BOOK["book"]["author"]
+copyright = BOOK["book"]["copyright"]
+
+extensions = ["myst_nb", "scorecard"]
+root_doc = "index"
+include_patterns = ["index.md", "scorecard.md"] + [f"{c}.md" for c in BOOK["chapters"]]
+exclude_patterns = ["_build", "conf.py", "**/.ipynb_checkpoints", "_ext"]
+
+myst_enable_extensions = ["dollarmath", "amsmath"]
+myst_dmath_double_inline = True
+
+nb_execution_mode = "cache"
+nb_execution_cache_path = str(ROOT / "_build" / ".jupyter_cache" / MODE)
+nb_execution_timeout = BOOK["execution"]["cell_timeout"]
+nb_execution_raise_on_error = True
+nb_execution_show_tb = True
+nb_merge_streams = True
+
+html_theme = "sphinx_book_theme"
+html_title = BOOK["book"]["title"]
+html_theme_options = {"show_toc_level": 2}
+
+scorecard_chapters = BOOK["chapters"]
+scorecard_dir = str(CHECKS_DIR)
+
+
+def add_chapter_toctree(app, docname, source):
+    """Append the chapter list of book.toml to the landing page as its table of contents."""
+    if docname == "index":
+        entries = "\n".join(BOOK["chapters"] + ["scorecard"])
+        source[0] += f"\n\n```{{toctree}}\n:maxdepth: 1\n:caption: Chapters\n\n{entries}\n```\n"
+
+
+def setup(app):
+    app.connect("source-read", add_chapter_toctree)

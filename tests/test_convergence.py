@@ -1,0 +1,41 @@
+import numpy as np
+import pytest
+
+from mbslib.convergence import (
+    local_orders,
+    max_error,
+    observed_order,
+    quotient_of_precision,
+    reference_solution,
+    relative_error,
+)
+from mbslib.diagnostics import increments, max_drift, max_increment, relative_drift
+
+
+def test_observed_order_of_exact_power_law():
+    hs = np.array([0.1, 0.05, 0.025])
+    assert observed_order(hs, 3.0 * hs**2) == pytest.approx(2.0)
+    np.testing.assert_allclose(local_orders(hs, 3.0 * hs**2), 2.0)
+    with pytest.raises(ValueError):
+        observed_order(hs, np.array([1.0, 0.0, 1.0]))
+
+
+def test_quotient_of_precision_of_a_second_order_sequence():
+    exact = np.linspace(0, 1, 5)
+    sols = [exact + c * h**2 for c, h in [(1.0, 0.1), (1.0, 0.05), (1.0, 0.025)]]
+    assert quotient_of_precision(*sols) == pytest.approx(4.0)
+
+
+def test_reference_solution_of_harmonic_oscillator():
+    t = np.linspace(0, 10, 11)
+    y = reference_solution(lambda t, y: np.array([y[1], -y[0]]), [1.0, 0.0], t)
+    assert y.shape == (11, 2)
+    assert max_error(y[:, 0], np.cos(t)[:, None].T[0]) < 1e-10
+    assert relative_error(y[:, 0], np.cos(t)) < 1e-10
+
+
+def test_diagnostics():
+    eps = np.finfo(float).eps
+    e = np.array([1.0, 1.0 + eps, 1.0, 1.5])
+    np.testing.assert_array_equal(increments(e), [eps, -eps, 0.5])
+    assert max_increment(e) == 0.5 and max_drift(e) == 0.5 and relative_drift(e) == 0.5

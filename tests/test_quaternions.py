@@ -1,0 +1,95 @@
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy.spatial.transform import Rotation
+
+from mbslib.quaternions import (
+    E,
+    G,
+    IDENTITY,
+    Ql,
+    Qr,
+    angular_momentum,
+    exp_s3,
+    from_matrix,
+    mass_matrix_4,
+    omega_body,
+    omega_spatial,
+    qconj,
+    qmul,
+    rotation_matrix,
+    to_rotvec,
+    velocity_from_omega_body,
+)
+from mbslib.rotations import exp_so3, hat
+
+from .fd import central_difference
+
+quats = st.tuples(*[st.floats(-2, 2)] * 4).map(np.array)
+unit_quats = quats.filter(lambda q: np.linalg.norm(q) > 0.1).map(lambda q: q / np.linalg.norm(q))
+
+
+@given(quats, quats)
+def test_product_matrices(a, b):
+    np.testing.assert_allclose(Ql(a) @ b, qmul(a, b), atol=1e-13)
+    np.testing.assert_allclose(Qr(b) @ a, qmul(a, b), atol=1e-13)
+    np.testing.assert_allclose(Ql(a) @ Ql(a).T, (a @ a) * np.eye(4), atol=1e-13)
+
+
+@given(quats, quats)
+def test_G_E_identities(q, v):
+    """Paper 000, (135): G q = E q = 0, G Gᵀ = |q|² I, Gᵀ G = |q|² I - q qᵀ, G(q) v = -G(v) q."""
+    for M in (G, E):
+        np.testing.assert_allclose(M(q) @ q, 0, atol=1e-14)
+        np.testing.assert_allclose(M(q) @ M(q).T, (q @ q) * np.eye(3), atol=1e-13)
+        np.testing.assert_allclose(M(q).T @ M(q), (q @ q) * np.eye(4) - np.outer(q, q), atol=1e-13)
+        np.testing.assert_allclose(M(q) @ v, -M(v) @ q, atol=1e-13)
+
+
+@given(unit_quats)
+def test_rotation_matrix_agrees_with_scipy_and_rotates_like_conjugation(q):
+    R = rotation_matrix(q)
+    np.testing.assert_allclose(R, Rotation.from_quat(q, scalar_first=True).as_matrix(), atol=1e-14)
+    xi = np.array([0.3, -1.0, 2.0])
+    rotated = qmul(qmul(q, np.concatenate([[0.0], xi])), qconj(q))
+    np.testing.assert_allclose(rotated[1:], R @ xi, atol=1e-13)
+    q_back = from_matrix(R)  # equals ±q (both represent R)
+    assert min(np.abs(q_back - q).max(), np.abs(q_back + q).max()) < 1e-12
+
+
+def test_exp_s3_matches_exp_so3_and_identity(rng):
+    np.testing.assert_array_equal(exp_s3(np.zeros(3)), IDENTITY)
+    for theta in (1e-9, 0.7, 3.0):
+        phi = theta * rng.normal(size=3) / np.sqrt(3)
+        q = exp_s3(phi)
+        assert np.linalg.norm(q) == pytest.approx(1.0, abs=1e-15)
+        np.testing.assert_allclose(rotation_matrix(q), exp_so3(phi), atol=1e-14)
+        if np.linalg.norm(phi) < np.pi:
+            np.testing.assert_allclose(to_rotvec(q), phi, atol=1e-12)
+
+
+def test_angular_velocities_and_mass_matrix(rng):
+    """Paper 000, (43)-(46): Ω = 2Gv, ω = 2Ev = RΩ, Ṙ = R Ω̂, ½Ω·JΩ = ½ v·M v, M q = 0, rank 3."""
+    q = exp_s3(rng.normal(size=3))
+    Omega = rng.normal(size=3)
+    v = velocity_from_omega_body(q, Omega)
+    assert q @ v == pytest.approx(0.0, abs=1e-15)
+    np.testing.assert_allclose(omega_body(q, v), Omega, atol=1e-14)
+    np.testing.assert_allclose(omega_spatial(q, v), rotation_matrix(q) @ Omega, atol=1e-14)
+    Rdot = central_difference(lambda s: rotation_matrix(q + s[0] * v), np.zeros(1))[:, :, 0]
+    np.testing.assert_allclose(Rdot, rotation_matrix(q) @ hat(Omega), atol=1e-9)
+    J = np.array([6.0, 8.0, 3.0])
+    M = mass_matrix_4(q, J)
+    assert v @ M @ v == pytest.approx(Omega @ (J * Omega), rel=1e-13)
+    np.testing.assert_allclose(M @ q, 0, atol=1e-13)
+    assert np.linalg.matrix_rank(M) == 3
+
+
+def test_angular_momentum_map(rng):
+    """L = ½ E(q) p with p = M v equals R J Ω (paper 000, (64))."""
+    q = exp_s3(rng.normal(size=3))
+    Omega = rng.normal(size=3)
+    J = np.diag([6.0, 8.0, 3.0])
+    p = mass_matrix_4(q, J) @ velocity_from_omega_body(q, Omega)
+    np.testing.assert_allclose(angular_momentum(q, p), rotation_matrix(q) @ J @ Omega, atol=1e-13)

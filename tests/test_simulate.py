@@ -1,0 +1,47 @@
+import numpy as np
+import pytest
+
+from mbslib.newton import NewtonError, newton_solve
+from mbslib.simulate import n_steps_for, simulate
+
+
+def step_implicit_euler(lam, x, h, t):
+    """Implicit Euler for ẋ = λx, solved with Newton (one update: linear)."""
+    return newton_solve(lambda y: y - x - h * lam * y, x, lambda y: np.eye(1) * (1 - h * lam), t=t)
+
+
+def test_trajectory_is_time_major_and_correct():
+    traj = simulate(lambda x, h, t: step_implicit_euler(-2.0, x, h, t), [1.0], 0.1, 1.0)
+    assert traj.x.shape == (11, 1) and traj.t.shape == (11,)
+    np.testing.assert_allclose(traj.t[-1], 1.0)
+    np.testing.assert_allclose(traj.x[-1, 0], (1 / 1.2) ** 10, rtol=1e-12)
+    assert len(traj.reports) == 10 and traj.n_iter.tolist() == [1] * 10
+    assert traj.h == pytest.approx(0.1) and traj.wall_time > 0
+
+
+def test_newton_failure_reports_the_step():
+    def failing(x, h, t):
+        if t > 0.25:
+            return newton_solve(lambda y: y**2 + 1.0, x, lambda y: np.diag(2 * y), max_iter=3, t=t)
+        return x, None
+
+    with pytest.raises(NewtonError) as info:
+        simulate(failing, [1.0], 0.1, 1.0)
+    assert info.value.step == 3 and info.value.t == pytest.approx(0.3)
+
+
+def test_non_finite_state_raises():
+    with pytest.raises(FloatingPointError, match="step 0"):
+        simulate(lambda x, h, t: (x * np.inf, None), [1.0], 0.1, 1.0)
+
+
+@pytest.mark.parametrize("h, t_end, match", [(-0.1, 1.0, "h must be"), (0.0, 1.0, "h must be"),
+                                             (0.3, 1.0, "multiple"), (0.1, -1.0, "t_end")])
+def test_bad_step_sizes(h, t_end, match):
+    with pytest.raises(ValueError, match=match):
+        n_steps_for(h, t_end)
+
+
+def test_progress_bar_runs():
+    traj = simulate(lambda x, h, t: (x, None), [0.0], 0.5, 1.0, show_progress=True)
+    assert traj.n_steps == 2
