@@ -34,14 +34,26 @@ def plot_increments(ax, t, series: dict, linthresh: float = 1e-16, ylabel: str =
     schemes rise out of it by orders of magnitude, which a linear axis would hide.
     """
     t = np.asarray(t, dtype=float)
+    largest = linthresh
     for label, values in series.items():
         delta = np.diff(np.asarray(values, dtype=float), axis=0)
         ax.plot(t[1:], delta, label=label, lw=1.0)
+        largest = max(largest, float(np.max(np.abs(delta), initial=0.0)))
     ax.set_yscale("symlog", linthresh=linthresh)
+    ax.set_yticks(symlog_ticks(linthresh, largest))
     ax.set_xlabel("time t")
     ax.set_ylabel(ylabel)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return ax
+
+
+def symlog_ticks(linthresh: float, largest: float, max_per_side: int = 4) -> list[float]:
+    """Symmetric decade ticks ``0, ±linthresh, …, ±10^k`` with at most ``max_per_side`` per sign."""
+    low = int(np.floor(np.log10(linthresh)))
+    high = max(low, int(np.ceil(np.log10(largest))))
+    stride = max(1, int(np.ceil((high - low + 1) / max_per_side)))
+    decades = [10.0**k for k in range(low, high + 1, stride)]
+    return sorted([-d for d in decades] + [0.0] + decades)
 
 
 def plot_convergence(ax, hs, errors: dict, orders=(2,), ylabel: str = "error"):

@@ -30,6 +30,7 @@ exclude_patterns = ["_build", "conf.py", "**/.ipynb_checkpoints", "_ext"]
 
 myst_enable_extensions = ["dollarmath", "amsmath"]
 myst_dmath_double_inline = True
+numfig = True
 
 nb_execution_mode = "cache"
 nb_execution_cache_path = str(ROOT / "_build" / ".jupyter_cache" / MODE)

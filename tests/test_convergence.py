@@ -39,3 +39,11 @@ def test_diagnostics():
     e = np.array([1.0, 1.0 + eps, 1.0, 1.5])
     np.testing.assert_array_equal(increments(e), [eps, -eps, 0.5])
     assert max_increment(e) == 0.5 and max_drift(e) == 0.5 and relative_drift(e) == 0.5
+
+
+def test_symlog_ticks_are_symmetric_and_sparse():
+    from mbslib.plotting import symlog_ticks
+
+    ticks = symlog_ticks(1e-16, 3e-4)
+    assert ticks == sorted(ticks) and 0.0 in ticks and len(ticks) <= 9
+    assert all(-t in ticks for t in ticks)

@@ -1,0 +1,1 @@
+"""Time integrators of mbsbook, one module per family of schemes."""

@@ -1,0 +1,1 @@
+"""Mechanical systems of mbsbook: parameter records with pure functions of the state."""
