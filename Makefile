@@ -31,7 +31,7 @@ lab: $(STAMP)
 	$(VENV)/bin/python -m pip install --quiet -e ".[lab]"
 	mkdir -p $(VENV)/etc/jupyter/labconfig
 	cp lab/default_setting_overrides.json $(VENV)/etc/jupyter/labconfig/
-	$(VENV)/bin/jupyter lab notebooks
+	$(VENV)/bin/jupyter lab notebooks $(if $(filter 0,$(shell id -u)),--allow-root)
 
 clean:
 	rm -rf _build
