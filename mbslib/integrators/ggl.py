@@ -1,0 +1,261 @@
+"""The GGL variational integrator (GGL-VI) of Kinon, Betsch & Schneider (MSD 2023), eqs. (41a-e).
+
+Discretising the GGL action (paper eq. 39) with a left-point rule for L, the position constraint
+at t_{n+1}, the velocity constraint at q̄ = q_n + h v_n and an explicit-Euler velocity gives,
+with Γ = Σ_k γ_k D²g_k(q̄) and Ḡ = G(q̄):
+
+    (41a)  q_{n+1} − q_n = h v_n + h M⁻¹ Ḡᵀ γ
+    (41b)  p_{n+1} − p_n = −h ∇V(q_n) − h G(q_n)ᵀ λ − h Γ M⁻¹ p_{n+1}   [− h C v_n, eq. 57b]
+    (41c)  M v_n = (I + h Γ M⁻¹) p_{n+1}
+    (41d)  g(q_{n+1}) = 0
+    (41e)  Ḡ M⁻¹ p_{n+1} = 0
+
+The printed (41b)/(57b) has M⁻¹p_n in the Hessian term; the derivation gives p_{n+1} (spec §5 A2).
+Two negative controls (not in the paper): ``variant="printed"`` keeps the misprint, and
+``variant="no_hessian"`` drops the Hessian terms of (41b, c), i.e. discretises the classical GGL
+equations the same way (spec §2.5 C2).
+
+State layout
+------------
+A step maps the unknown vector of the previous step to the next one,
+``x = [q_{n+1}; p_{n+1}; v_n; λ_n; γ_{n+1}]`` of length 3d + 2m. Only (q, p) of the incoming
+vector define the step; its v, λ, γ are the warm start of Newton's method. Row n+1 of a
+trajectory therefore stores q_{n+1}, p_{n+1} and the velocity v_n of the step *into* it
+(use :func:`split_trajectory`). Start from :func:`initial_vector`.
+
+Works for systems with constant constraint Hessians (:class:`~mbslib.systems.directors.ConstrainedSystem`),
+for which the Newton matrix below is exact.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from mbslib.newton import NewtonError, NewtonReport, newton_solve
+from mbslib.symplectic import step_map_jacobian
+from mbslib.validation import positive
+
+VARIANTS = ("paper", "printed", "no_hessian")
+
+
+def _check_variant(variant: str) -> None:
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+
+
+class Unknowns(NamedTuple):
+    """Views into the unknown vector of one step (or a trajectory of them)."""
+
+    q: np.ndarray  # (..., d) q_{n+1}
+    p: np.ndarray  # (..., d) p_{n+1}
+    v: np.ndarray  # (..., d) v_n
+    lam: np.ndarray  # (..., m) λ_n
+    gam: np.ndarray  # (..., m) γ_{n+1}
+
+
+def split(system, x) -> Unknowns:
+    """Split ``x`` (shape (..., 3d + 2m)) into its blocks."""
+    d, m = system.d, system.m
+    x = np.asarray(x)
+    if x.shape[-1] != 3 * d + 2 * m:
+        raise ValueError(f"x must have length 3d + 2m = {3 * d + 2 * m}, got {x.shape[-1]}")
+    return Unknowns(x[..., :d], x[..., d : 2 * d], x[..., 2 * d : 3 * d], x[..., 3 * d : 3 * d + m], x[..., 3 * d + m :])
+
+
+def initial_vector(system, q0, qdot0) -> np.ndarray:
+    """x_0 = [q_0; M q̇_0; q̇_0; 0; 0] (p_0 = M q̇_0, spec §2.2 "Initialization")."""
+    q0 = np.asarray(q0, dtype=float)
+    qdot0 = np.asarray(qdot0, dtype=float)
+    return np.concatenate([q0, system.M * qdot0, qdot0, np.zeros(2 * system.m)])
+
+
+def residual_ggl(system, x_n, x_n1, h: float, variant: str = "paper") -> np.ndarray:
+    """Residual of eqs. (41a-e) / (57a-e), ordered [R_q, R_p, R_v, R_λ, R_γ], shape (3d + 2m,).
+
+    Parameters
+    ----------
+    system : ConstrainedSystem
+    x_n, x_n1 : ndarray, shape (3d + 2m,)
+        Only q_n, p_n are read from ``x_n``; ``x_n1`` holds the unknowns of the step.
+    h : float
+    variant : {"paper", "printed", "no_hessian"}
+        "printed": M⁻¹p_n instead of M⁻¹p_{n+1} in the Hessian term of (41b); "no_hessian": no
+        Hessian terms in (41b, c) (negative controls).
+    """
+    _check_variant(variant)
+    con, Minv = system.constraints, system.Minv
+    q0, p0 = split(system, x_n)[:2]
+    q1, p1, v, lam, gam = split(system, x_n1)
+    qbar = q0 + h * v
+    Gbar = con.G(qbar)
+    Gamma = con.hessian_sum(gam)
+    p_hess = p0 if variant == "printed" else p1
+    Gamma_pv = np.zeros((system.d, system.d)) if variant == "no_hessian" else Gamma  # Γ in (41b, c)
+    R_q = q1 - q0 - h * v - h * Minv * (Gbar.T @ gam)  # (41a)
+    R_p = p1 - p0 + h * system.dV(q0) + h * con.G(q0).T @ lam + h * Gamma_pv @ (Minv * p_hess) + h * system.C @ v  # (41b)/(57b)
+    R_v = system.M * v - p1 - h * Gamma_pv @ (Minv * p1)  # (41c)
+    R_lam = con.g(q1)  # (41d)
+    R_gam = Gbar @ (Minv * p1)  # (41e)
+    return np.concatenate([R_q, R_p, R_v, R_lam, R_gam])
+
+
+def jacobian_ggl(system, x_n, x_n1, h: float, variant: str = "paper") -> np.ndarray:
+    """Newton matrix ∂R/∂x_{n+1} of :func:`residual_ggl`, shape (3d + 2m, 3d + 2m).
+
+    Exact for constraints with constant Hessians (spec §2.2, tangent table).
+    """
+    _check_variant(variant)
+    con, M, Minv = system.constraints, system.M, system.Minv
+    d, m = system.d, system.m
+    q0, p0 = split(system, x_n)[:2]
+    q1, p1, v, lam, gam = split(system, x_n1)
+    qbar = q0 + h * v
+    Gbar = con.G(qbar)
+    Gamma = con.hessian_sum(gam)
+    GammaMinv = Gamma * Minv  # Γ M⁻¹ (scales columns)
+    Tbar = con.hessian_rows(Minv * p1)  # rows (D²g_k M⁻¹ p_{n+1})ᵀ, (m, d)
+    I = np.eye(d)
+    qs, ps, vs = slice(0, d), slice(d, 2 * d), slice(2 * d, 3 * d)
+    ls, gs = slice(3 * d, 3 * d + m), slice(3 * d + m, 3 * d + 2 * m)
+    J = np.zeros((3 * d + 2 * m, 3 * d + 2 * m))
+    # R_q
+    J[qs, qs] = I
+    J[qs, vs] = -h * I - h**2 * Minv[:, None] * Gamma
+    J[qs, gs] = -h * Minv[:, None] * Gbar.T
+    # R_p, R_v (the Hessian terms Γ M⁻¹ p of (41b, c))
+    no_hess = variant == "no_hessian"
+    J[ps, ps] = I if variant != "paper" else I + h * GammaMinv
+    J[ps, vs] = h * system.C
+    J[ps, ls] = h * con.G(q0).T
+    if not no_hess:
+        J[ps, gs] = h * (con.hessian_rows(Minv * p0).T if variant == "printed" else Tbar.T)
+        J[vs, gs] = -h * Tbar.T
+    J[vs, ps] = -I if no_hess else -I - h * GammaMinv
+    J[vs, vs] = np.diag(M)
+    # R_λ, R_γ
+    J[ls, qs] = con.G(q1)
+    J[gs, ps] = Gbar * Minv
+    J[gs, vs] = h * Tbar
+    return J
+
+
+def jacobian_ggl_start(system, x_n, x_n1, h: float, variant: str = "paper") -> np.ndarray:
+    """∂R/∂(q_n, p_n) of :func:`residual_ggl`, shape (3d + 2m, 2d) (for the step-map Jacobian)."""
+    _check_variant(variant)
+    con, Minv = system.constraints, system.Minv
+    d, m = system.d, system.m
+    q0 = split(system, x_n)[0]
+    q1, p1, v, lam, gam = split(system, x_n1)
+    Gamma = con.hessian_sum(gam)
+    J = np.zeros((3 * d + 2 * m, 2 * d))
+    J[:d, :d] = -np.eye(d) - h * Minv[:, None] * Gamma  # q̄ depends on q_n through Ḡᵀγ
+    J[d : 2 * d, :d] = h * system.K + h * con.hessian_sum(lam)  # ∇V(q_n) and G(q_n)ᵀλ
+    J[d : 2 * d, d:] = -np.eye(d) + (h * Gamma * Minv if variant == "printed" else 0.0)
+    J[3 * d + m :, :d] = con.hessian_rows(Minv * p1)  # Ḡ M⁻¹ p_{n+1}
+    return J
+
+
+def initial_guess(system, x_n, h: float) -> np.ndarray:
+    """Warm start: the previous unknowns with q_{n+1} ← q_n + h v_{n−1} (authors' code)."""
+    x = np.array(x_n, dtype=float)
+    d = system.d
+    x[:d] = x_n[:d] + h * x_n[2 * d : 3 * d]
+    return x
+
+
+def step_ggl(system, x_n, h: float, t: float = 0.0, *, variant: str = "paper", tol: float = 1e-9,
+             max_iter: int = 40) -> tuple[np.ndarray, NewtonReport]:
+    """One step of the GGL-VI (41a-e), or of the damped scheme (57a-e) if ``system.C`` ≠ 0.
+
+    Parameters
+    ----------
+    system : ConstrainedSystem
+    x_n : ndarray, shape (3d + 2m,)
+        Unknown vector of the previous step (or :func:`initial_vector`).
+    h : float
+        Step size.
+    t : float
+        Time t_n (only reported on failure).
+    variant : {"paper", "printed"}
+    tol, max_iter : Newton settings (paper: 1e-9 on max|R|).
+
+    Returns
+    -------
+    x_n1 : ndarray, shape (3d + 2m,)
+    report : NewtonReport
+        If plain Newton fails (nearly singular Newton matrix at a singular configuration), the
+        step is solved again from the same guess by :func:`newton_min_norm`; the report then
+        counts ``max_iter`` plus the fallback's iterations and joins both residual histories.
+    """
+    positive(h=h)
+    x_n = np.asarray(x_n, dtype=float)
+    residual = lambda x: residual_ggl(system, x_n, x, h, variant)  # noqa: E731
+    jacobian = lambda x: jacobian_ggl(system, x_n, x, h, variant)  # noqa: E731
+    guess = initial_guess(system, x_n, h)
+    try:
+        return newton_solve(residual, guess, jacobian, tol=tol, max_iter=max_iter, t=t)
+    except NewtonError as failure:
+        x, report = newton_min_norm(residual, jacobian, guess, tol=tol, max_iter=max_iter, t=t)
+        history = failure.residual_history + report.residual_history
+        return x, NewtonReport(True, max_iter + report.n_iter, history)
+
+
+def newton_min_norm(residual, jacobian, x0, *, tol=1e-9, max_iter=40, rcond=1e-12, t=None):
+    """Newton's method with minimum-norm (truncated-SVD) updates, for nearly singular Newton matrices.
+
+    Near the singular configurations of a closed-loop mechanism the constraint Jacobian loses
+    rank, the multipliers λ, γ are no longer unique and the Newton matrix has condition numbers
+    of 1e13-1e14. Plain LU updates then wander along the almost-null multiplier directions and
+    the residual stalls near 1e-6; updates that drop singular values below ``rcond``·σ_max
+    converge in a few iterations. Same stopping test and failure semantics as
+    :func:`mbslib.newton.newton_solve`.
+    """
+    x = np.array(x0, dtype=float)
+    history = []
+    for n_iter in range(max_iter + 1):
+        r = residual(x)
+        history.append(float(np.max(np.abs(r))))
+        if history[-1] <= tol:
+            return x, NewtonReport(True, n_iter, tuple(history))
+        if n_iter == max_iter or not np.isfinite(history[-1]):
+            break
+        x = x - np.linalg.lstsq(jacobian(x), r, rcond=rcond)[0]
+    raise NewtonError("no convergence with minimum-norm updates either", history, t=t)
+
+
+class GGLTrajectory(NamedTuple):
+    """A GGL-VI trajectory in node form (time-major, N + 1 rows).
+
+    ``v[n]`` is v_n (the velocity of step n → n+1, NaN in the last row), ``lam[n]`` is λ_n
+    (NaN in the last row), ``gam[n]`` is γ_n (NaN in row 0).
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    p: np.ndarray
+    v: np.ndarray
+    lam: np.ndarray
+    gam: np.ndarray
+
+
+def split_trajectory(system, traj) -> GGLTrajectory:
+    """Re-index a :class:`~mbslib.simulate.Trajectory` of unknown vectors to node quantities."""
+    u = split(system, traj.x)
+    nan_row = lambda a: np.full((1, a.shape[1]), np.nan)  # noqa: E731
+    v = np.vstack([u.v[1:], nan_row(u.v)])
+    lam = np.vstack([u.lam[1:], nan_row(u.lam)])
+    gam = np.vstack([nan_row(u.gam), u.gam[1:]])
+    return GGLTrajectory(traj.t, u.q, u.p, v, lam, gam)
+
+
+
+def step_map_jacobian_ggl(system, x_n, x_n1, h: float, variant: str = "paper") -> np.ndarray:
+    """Jacobian of the one-step map (q_n, p_n) ↦ (q_{n+1}, p_{n+1}) at a converged step, shape (2d, 2d).
+
+    Implicit differentiation of R(x_{n+1}; q_n, p_n) = 0 (see :mod:`mbslib.symplectic`).
+    """
+    return step_map_jacobian(
+        jacobian_ggl(system, x_n, x_n1, h, variant), jacobian_ggl_start(system, x_n, x_n1, h, variant), 2 * system.d
+    )

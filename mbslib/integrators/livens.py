@@ -1,0 +1,531 @@
+"""Integrators for Livens' principle and their Hamiltonian counterparts (paper 000).
+
+Kinon & Betsch, *Multibody System Dynamics* (2024), Sects. 4–5 and App. D. The Livens schemes
+work on the state ``x = [q, p, v, λ]`` (length 3n + m) of a system from
+:mod:`mbslib.systems.livens_systems`; the Hamiltonian schemes EMH/MPH work on ``x = [q, p, λ]``
+of a single quaternion body.
+
+Schemes (one pure ``step_<name>(system, x_n, h, t=0.0) -> (x_n1, NewtonReport)`` each, with the
+residual and its analytic Jacobian beside it):
+
+- ``eml``     energy–momentum scheme (72a–d); quaternion form (86a–d) through the system's DGs;
+- ``mpl``     implicit midpoint rule on Livens' equations;
+- ``reml``    EML with v and p eliminated, unknowns (q^{n+1}, λ) (101)–(103);
+- ``null_eml`` EML projected with G(q^{n+1/2}), unknown rotation increment ϑ (104)–(105);
+- ``emh``     Hamiltonian EM scheme with the regular mass matrix M4 (140), invariant π = Q_l(q)ᵀp;
+- ``mph``     implicit midpoint rule on Hamilton's equations with M4.
+
+Newton follows the authors' rule (spec §2.10): stop when max|R| ≤ 1e-9, then apply one more
+update. An antipodal-branch guard raises :class:`~mbslib.newton.NewtonError` if a quaternion
+flips sign within a step.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mbslib.newton import TOL, NewtonError, NewtonReport, fd_jacobian, newton_solve
+from mbslib.quaternions import G, Ql, Qr
+from mbslib.systems.livens_systems import KineticParts, minus
+
+# ---------------------------------------------------------------------------------------------
+# state helpers and Newton with the authors' extra update
+# ---------------------------------------------------------------------------------------------
+
+
+def split_state(system, x):
+    """``(q, p, v, λ)`` from a Livens state of length 3n + m."""
+    n = system.n
+    return x[:n], x[n : 2 * n], x[2 * n : 3 * n], x[3 * n :]
+
+
+def solve_with_extra_update(residual, jacobian, x0, *, tol=TOL, t=None):
+    """Newton (:func:`mbslib.newton.newton_solve`) followed by one extra update.
+
+    The authors check ``max|R| ≤ tol`` *before* updating, so one more update is always applied
+    and the final residual lies far below ``tol`` (spec §2.10); energy and momentum are then
+    conserved to round-off rather than to the Newton tolerance.
+    """
+    x, rep = newton_solve(residual, x0, jacobian, tol=tol, t=t)
+    x = x - np.linalg.solve(jacobian(x), residual(x))
+    final = float(np.max(np.abs(residual(x)))) if x.size else 0.0
+    return x, NewtonReport(True, rep.n_iter + 1, rep.residual_history + (final,))
+
+
+def _jacobian(kind, residual, analytic):
+    """The Jacobian callable: ``"analytic"`` or ``"fd"`` (central differences, as the authors' code).
+
+    Fig. 9 compares wall times with one Jacobian strategy for all schemes.
+    """
+    if kind == "analytic":
+        return analytic
+    if kind == "fd":
+        return lambda z: fd_jacobian(residual, z)
+    raise ValueError(f"jacobian must be 'analytic' or 'fd', got {kind!r}")
+
+
+def _guard_antipodal(system, q0, q1, history, t):
+    for s in system.quaternion_slices:
+        if q0[s] @ q1[s] <= 0.0:
+            reason = "Newton jumped to the antipodal quaternion branch (q^{n+1}·q^n ≤ 0)"
+            raise NewtonError(reason, history, t=t)
+
+
+def _force(system, qm, t_mid):
+    """Generalized load at the midpoint: ``(f, ∂f/∂q1)`` (the ½ of the chain rule included)."""
+    out = system.external_force(qm, t_mid)
+    if out is None:
+        return None, None
+    f, f_q = out
+    return f, 0.5 * f_q
+
+
+def _midpoint_kinetic(system, q0, q1, v0, v1) -> KineticParts:
+    """Continuous ∂T at ``(q^{n+1/2}, v^{n+1/2})``, derivatives with respect to the end values."""
+    k = system.grad_kinetic(0.5 * (q0 + q1), 0.5 * (v0 + v1))
+    return KineticParts(k.Tq, k.Tv, 0.5 * k.Tq_q, 0.5 * k.Tq_v, 0.5 * k.Tv_q, 0.5 * k.Tv_v)
+
+
+def _pieces(system, q0, q1, v0, v1, discrete):
+    """Kinetic parts and potential (value, q1-Jacobian) of EML (discrete) or MPL (midpoint)."""
+    if discrete:
+        return system.dg_kinetic(q0, q1, v0, v1), system.dg_potential(q0, q1)
+    qm = 0.5 * (q0 + q1)
+    potential = (system.grad_potential(qm), 0.5 * system.hess_potential(qm))
+    return _midpoint_kinetic(system, q0, q1, v0, v1), potential
+
+
+# ---------------------------------------------------------------------------------------------
+# EML (72a–d) / (86a–d) and MPL
+# ---------------------------------------------------------------------------------------------
+
+
+def _livens_equations(system, x_n, x_n1, h, t, discrete, with_jacobian):
+    """Residual (and Jacobian in ``[q1, p1, v1, λ]``) of EML (``discrete``) or MPL.
+
+    R1 = q1 - q0 - h v^{n+1/2}                                              (72a)
+    R2 = p1 - p0 - h ∂̄_qT + h ∇̄V + h ∇g(q^{n+1/2})ᵀλ - h f_ext^{n+1/2}     (72b)
+    R3 = p^{n+1/2} - ∂̄_vT                                                   (72c)
+    R4 = g(q1)                                                              (72d)
+    """
+    n, m = system.n, system.m
+    q0, p0, v0, _ = split_state(system, x_n)
+    q1, p1, v1, lam = split_state(system, x_n1)
+    qm = 0.5 * (q0 + q1)
+    k, (Vb, Vb_q) = _pieces(system, q0, q1, v0, v1, discrete)
+    Dg = system.constraint_jacobian(qm)  # Gonzalez DG of quadratic g = midpoint Jacobian
+    f, f_q = _force(system, qm, t + 0.5 * h)
+    R2 = p1 - p0 - h * k.Tq + h * Vb + h * Dg.T @ lam
+    if f is not None:
+        R2 = R2 - h * f
+    R1, R3 = q1 - q0 - 0.5 * h * (v0 + v1), 0.5 * (p0 + p1) - k.Tv
+    R = np.concatenate([R1, R2, R3, system.constraint(q1)])
+    if not with_jacobian:
+        return R
+    I = np.eye(n)
+    K = np.zeros((3 * n + m, 3 * n + m))
+    a, b, c, d = slice(0, n), slice(n, 2 * n), slice(2 * n, 3 * n), slice(3 * n, 3 * n + m)
+    K[a, a], K[a, c] = I, -0.5 * h * I
+    K[b, a] = -h * k.Tq_q + h * Vb_q + 0.5 * h * system.constraint_hessian(qm, lam)
+    if f is not None:
+        K[b, a] -= h * f_q
+    K[b, b], K[b, c], K[b, d] = I, -h * k.Tq_v, h * Dg.T
+    K[c, a], K[c, b], K[c, c] = -k.Tv_q, 0.5 * I, -k.Tv_v
+    K[d, a] = system.constraint_jacobian(q1)
+    return R, K
+
+
+def residual_eml(system, x_n, x_n1, h, t=0.0) -> np.ndarray:
+    """Residual of the EML scheme (72a–d), shape (3n + m,)."""
+    return _livens_equations(system, x_n, x_n1, h, t, True, False)
+
+
+def jacobian_eml(system, x_n, x_n1, h, t=0.0) -> np.ndarray:
+    """Analytic Jacobian of :func:`residual_eml` with respect to ``x_n1``, shape (3n+m, 3n+m)."""
+    return _livens_equations(system, x_n, x_n1, h, t, True, True)[1]
+
+
+def residual_mpl(system, x_n, x_n1, h, t=0.0) -> np.ndarray:
+    """Residual of the midpoint rule on Livens' equations (MPL), shape (3n + m,)."""
+    return _livens_equations(system, x_n, x_n1, h, t, False, False)
+
+
+def jacobian_mpl(system, x_n, x_n1, h, t=0.0) -> np.ndarray:
+    """Analytic Jacobian of :func:`residual_mpl` with respect to ``x_n1``."""
+    return _livens_equations(system, x_n, x_n1, h, t, False, True)[1]
+
+
+def _step_livens(system, x_n, h, t, discrete, jacobian):
+    x_n = np.asarray(x_n, dtype=float)
+    residual = lambda z: _livens_equations(system, x_n, z, h, t, discrete, False)  # noqa: E731
+    x1, rep = solve_with_extra_update(
+        residual,
+        _jacobian(jacobian, residual,
+                  lambda z: _livens_equations(system, x_n, z, h, t, discrete, True)[1]),
+        x_n,  # initial guess: the previous state, λ^n included
+        t=t,
+    )
+    _guard_antipodal(system, x_n[: system.n], x1[: system.n], rep.residual_history, t)
+    return x1, rep
+
+
+def step_eml(system, x_n, h, t=0.0, jacobian="analytic"):
+    """One EML step (72a–d): energy–momentum scheme for Livens' equations.
+
+    Returns ``(x_n1, NewtonReport)``; ``jacobian`` is ``"analytic"`` or ``"fd"``.
+    """
+    return _step_livens(system, x_n, h, t, True, jacobian)
+
+
+def step_mpl(system, x_n, h, t=0.0, jacobian="analytic"):
+    """One MPL step: implicit midpoint rule on Livens' equations."""
+    return _step_livens(system, x_n, h, t, False, jacobian)
+
+
+# ---------------------------------------------------------------------------------------------
+# REML (101)–(103): unknowns (q^{n+1}, λ)
+# ---------------------------------------------------------------------------------------------
+
+
+def reml_recover(system, x_n, q1, h, lam=None):
+    """``v^{n+1} = 2(q1 - q0)/h - v0`` (101), ``p^{n+1} = 2∂̄_vT - p0`` (102), full state."""
+    q0, p0, v0, lam0 = split_state(system, x_n)
+    v1 = 2.0 / h * (q1 - q0) - v0
+    p1 = 2.0 * system.dg_kinetic(q0, q1, v0, v1).Tv - p0
+    return np.concatenate([q1, p1, v1, lam0 if lam is None else lam])
+
+
+def _reml_equations(system, x_n, y, h, t, with_jacobian):
+    """Residual (103) in ``y = [q1, λ]`` (n + m unknowns) and its Jacobian."""
+    n, m = system.n, system.m
+    q0, p0, v0, _ = split_state(system, x_n)
+    q1, lam = y[:n], y[n:]
+    qm = 0.5 * (q0 + q1)
+    v1 = 2.0 / h * (q1 - q0) - v0
+    k = system.dg_kinetic(q0, q1, v0, v1)
+    Vb, Vb_q = system.dg_potential(q0, q1)
+    Dg = system.constraint_jacobian(qm)
+    f, f_q = _force(system, qm, t + 0.5 * h)
+    p1 = 2.0 * k.Tv - p0
+    Ra = p1 - p0 - h * k.Tq + h * Vb + h * Dg.T @ lam
+    if f is not None:
+        Ra = Ra - h * f
+    R = np.concatenate([Ra, system.constraint(q1)])
+    if not with_jacobian:
+        return R
+    K = np.zeros((n + m, n + m))
+    dv = 2.0 / h  # dv1/dq1 = (2/h) I
+    K[:n, :n] = 2.0 * (k.Tv_q + dv * k.Tv_v) - h * (k.Tq_q + dv * k.Tq_v) + h * Vb_q
+    K[:n, :n] += 0.5 * h * system.constraint_hessian(qm, lam)
+    if f is not None:
+        K[:n, :n] -= h * f_q
+    K[:n, n:] = h * Dg.T
+    K[n:, :n] = system.constraint_jacobian(q1)
+    return R, K
+
+
+def residual_reml(system, x_n, y, h, t=0.0) -> np.ndarray:
+    """Residual of REML (103) in ``y = [q^{n+1}, λ]``, shape (n + m,)."""
+    return _reml_equations(system, x_n, y, h, t, False)
+
+
+def jacobian_reml(system, x_n, y, h, t=0.0) -> np.ndarray:
+    """Analytic Jacobian of :func:`residual_reml`, shape (n + m, n + m)."""
+    return _reml_equations(system, x_n, y, h, t, True)[1]
+
+
+def step_reml(system, x_n, h, t=0.0, jacobian="analytic"):
+    """One REML step: Newton on (q^{n+1}, λ), then v, p from (101)–(102)."""
+    x_n = np.asarray(x_n, dtype=float)
+    n = system.n
+    q0, _, _, lam0 = split_state(system, x_n)
+    residual = lambda z: _reml_equations(system, x_n, z, h, t, False)  # noqa: E731
+    y, rep = solve_with_extra_update(
+        residual,
+        _jacobian(jacobian, residual, lambda z: _reml_equations(system, x_n, z, h, t, True)[1]),
+        np.concatenate([q0, lam0]),
+        t=t,
+    )
+    _guard_antipodal(system, q0, y[:n], rep.residual_history, t)
+    return reml_recover(system, x_n, y[:n], h, y[n:]), rep
+
+
+# ---------------------------------------------------------------------------------------------
+# Null-EML (104)–(105): unknown ϑ ∈ R³ for one quaternion body
+# ---------------------------------------------------------------------------------------------
+
+
+def exp_s3_with_jacobian(theta):
+    """``e(ϑ) = (cos(|ϑ|/2), sin(|ϑ|/2) ϑ/|ϑ|)`` (40) and ``∂e/∂ϑ`` (4, 3).
+
+    With ``s(θ) = sin(θ/2)/θ``: ``∂e0/∂ϑ = -½ sin(θ/2) ϑᵀ/θ`` and
+    ``∂e_vec/∂ϑ = s I + (s'/θ) ϑϑᵀ``, ``s'/θ = (½θ cos(θ/2) - sin(θ/2))/θ³`` (series near 0).
+    """
+    theta = np.asarray(theta, dtype=float)
+    a = np.linalg.norm(theta)
+    if a < 1e-4:
+        s = 0.5 - a**2 / 48.0
+        ds_over = -1.0 / 24.0 + a**2 / 960.0
+        half_sin_over = 0.25 - a**2 / 96.0  # ½ sin(a/2)/a
+    else:
+        s = np.sin(a / 2) / a
+        ds_over = (0.5 * a * np.cos(a / 2) - np.sin(a / 2)) / a**3
+        half_sin_over = 0.5 * np.sin(a / 2) / a
+    e = np.concatenate([[np.cos(a / 2)], s * theta])
+    D = np.empty((4, 3))
+    D[0] = -half_sin_over * theta
+    D[1:] = s * np.eye(3) + ds_over * np.outer(theta, theta)
+    return e, D
+
+
+def _null_equations(system, x_n, theta, h, t, with_jacobian):
+    """Projected residual (104) ``G(q^{n+1/2})[p1 - p0 - h∂̄_qT + h∇̄V]`` with
+    ``q^{n+1} = exp(ϑ)∘q^n`` (105) and v, p from (101)–(102); 3 equations."""
+    q0, p0, v0, _ = split_state(system, x_n)
+    e, De = exp_s3_with_jacobian(theta)
+    Rq0 = Qr(q0)
+    q1 = Rq0 @ e
+    qm = 0.5 * (q0 + q1)
+    v1 = 2.0 / h * (q1 - q0) - v0
+    k = system.dg_kinetic(q0, q1, v0, v1)
+    Vb, Vb_q = system.dg_potential(q0, q1)
+    r = 2.0 * k.Tv - 2.0 * p0 - h * k.Tq + h * Vb
+    Gm = G(qm)
+    R = Gm @ r
+    if not with_jacobian:
+        return R, r, q1
+    dv = 2.0 / h
+    dr = 2.0 * (k.Tv_q + dv * k.Tv_v) - h * (k.Tq_q + dv * k.Tq_v) + h * Vb_q
+    # d(G(qm) r)/dq1 = G(qm) dr/dq1 - ½ G(r)  (G(a)b = -G(b)a)
+    K = (Gm @ dr - 0.5 * G(r)) @ (Rq0 @ De)
+    return R, K
+
+
+def residual_null_eml(system, x_n, theta, h, t=0.0) -> np.ndarray:
+    """Residual of Null-EML (104) in the rotation increment ``ϑ``, shape (3,)."""
+    return _null_equations(system, x_n, theta, h, t, False)[0]
+
+
+def jacobian_null_eml(system, x_n, theta, h, t=0.0) -> np.ndarray:
+    """Analytic Jacobian of :func:`residual_null_eml`, shape (3, 3)."""
+    return _null_equations(system, x_n, theta, h, t, True)[1]
+
+
+def step_null_eml(system, x_n, h, t=0.0, jacobian="analytic"):
+    """One Null-EML step: Newton on ϑ from ϑ = 0; ``|q^{n+1}| = 1`` holds by construction.
+
+    λ is not needed; it is recovered from the q^{n+1/2}-component of (86b),
+    ``λ = -q^{n+1/2}·r / (h |q^{n+1/2}|²)``, so that the returned state matches EML's.
+    """
+    if system.n != 4 or system.m != 1 or system.external_force(np.zeros(4), t) is not None:
+        raise ValueError("system must be a single unforced quaternion body (n = 4, m = 1)")
+    x_n = np.asarray(x_n, dtype=float)
+    residual = lambda z: residual_null_eml(system, x_n, z, h, t)  # noqa: E731
+    theta, rep = solve_with_extra_update(
+        residual,
+        _jacobian(jacobian, residual, lambda z: jacobian_null_eml(system, x_n, z, h, t)),
+        np.zeros(3),
+        t=t,
+    )
+    _, r, q1 = _null_equations(system, x_n, theta, h, t, False)
+    qm = 0.5 * (x_n[:4] + q1)
+    lam = -(qm @ r) / (h * qm @ qm)
+    _guard_antipodal(system, x_n[:4], q1, rep.residual_history, t)
+    return reml_recover(system, x_n, q1, h, np.array([lam])), rep
+
+
+# ---------------------------------------------------------------------------------------------
+# Hamiltonian schemes with the regular mass matrix M4 (140): state [q, p, λ]
+# ---------------------------------------------------------------------------------------------
+
+
+def _J4(system) -> np.ndarray:
+    """``J4 = diag(J0, J1, J2, J3)`` with ``J0 = ½ tr J`` (140)."""
+    J = system.Jv
+    return np.concatenate([[0.5 * J.sum()], J])
+
+
+def regular_mass_matrix(system, q) -> np.ndarray:
+    """``M4(q) = 4 Q_l(q) J4 Q_l(q)ᵀ = M̃4(q) + 2 tr(J) q⊗q`` on S³ (140); shape (4, 4)."""
+    L = Ql(q)
+    return 4.0 * L @ (_J4(system)[:, None] * L.T)
+
+
+def _A(x) -> np.ndarray:
+    """``∂(Q_l(q)ᵀx)/∂q = [xᵀ; -G(x)]`` (4, 4), since ``Q_l(q)ᵀx = [q·x; G(q)x]``."""
+    return np.vstack([x, -G(x)])
+
+
+def hamiltonian(system, q, p, inverse="analytic") -> float:
+    """``H = ½ p·M4(q)⁻¹p + V(q)``; ``inverse="analytic"`` uses ``⅛ π·J4⁻¹π``, ``π = Q_l(q)ᵀp``."""
+    if inverse == "analytic":
+        pi = Ql(q).T @ p
+        return 0.125 * pi @ (pi / _J4(system)) + system.potential(q)
+    return 0.5 * p @ np.linalg.solve(regular_mass_matrix(system, q), p) + system.potential(q)
+
+
+def velocity_from_momentum(system, q, p) -> np.ndarray:
+    """``v = M4(q)⁻¹ p = ¼ Q_l(q) J4⁻¹ Q_l(q)ᵀ p`` on S³."""
+    L = Ql(q)
+    return 0.25 * L @ ((L.T @ p) / _J4(system))
+
+
+def hamiltonian_initial_state(system, x_livens) -> np.ndarray:
+    """``[q, p, λ]`` from a Livens state (p = M̃4 v = M4 v because q·v = 0)."""
+    q, p, _, lam = split_state(system, x_livens)
+    return np.concatenate([q, p, lam])
+
+
+def _emh_equations(system, x_n, x_n1, h, t, with_jacobian):
+    """EMH residual (App. D, reconstructed; spec §2.8), unknowns ``[q1, p1, λ]``.
+
+    ``π^{n+1/2} = ½(Q_l(q0)ᵀp0 + Q_l(q1)ᵀp1)``, ``w = ¼ J4⁻¹ π^{n+1/2}`` (DG of ``T̃* = ⅛ π·J4⁻¹π``)
+    R1 = q1 - q0 - h Q_l(q^{n+1/2}) w
+    R2 = p1 - p0 + h [p^{n+1/2}, -G(p^{n+1/2})ᵀ] w + h ∇̄V + h λ q^{n+1/2}
+    R3 = ½(q1·q1 - 1)
+    """
+    q0, p0, q1, p1, lam = x_n[:4], x_n[4:8], x_n1[:4], x_n1[4:8], x_n1[8]
+    J4 = _J4(system)
+    qm, pm = 0.5 * (q0 + q1), 0.5 * (p0 + p1)
+    w = 0.125 * (Ql(q0).T @ p0 + Ql(q1).T @ p1) / J4
+    Vb, Vb_q = system.dg_potential(q0, q1)
+    Apm = _A(pm)
+    R1 = q1 - q0 - h * Ql(qm) @ w
+    R2 = p1 - p0 + h * Apm.T @ w + h * Vb + h * lam * qm
+    R = np.concatenate([R1, R2, [0.5 * (q1 @ q1 - 1.0)]])
+    if not with_jacobian:
+        return R
+    dw_q = 0.125 * _A(p1) / J4[:, None]
+    dw_p = 0.125 * Ql(q1).T / J4[:, None]
+    K = np.zeros((9, 9))
+    I = np.eye(4)
+    K[:4, :4] = I - h * (0.5 * Qr(w) + Ql(qm) @ dw_q)
+    K[:4, 4:8] = -h * Ql(qm) @ dw_p
+    # Aᵀ(p) w = w0 p - G(p)ᵀ w_vec = (w0 I - w_vec⁻) p
+    K[4:8, :4] = h * Apm.T @ dw_q + h * Vb_q + 0.5 * h * lam * I
+    K[4:8, 4:8] = I + h * (0.5 * (w[0] * I - minus(w[1:])) + Apm.T @ dw_p)
+    K[4:8, 8] = h * qm
+    K[8, :4] = q1
+    return R, K
+
+
+def _mph_equations(system, x_n, x_n1, h, t, with_jacobian, inverse):
+    """MPH residual (spec §2.9), unknowns ``[q1, p1, λ]``.
+
+    R1 = q1 - q0 - h M4(q^{n+1/2})⁻¹ p^{n+1/2}
+    R2 = p1 - p0 + h ∂_qT*(q^{n+1/2}, p^{n+1/2}) + h ∇V(q^{n+1/2}) + h λ q^{n+1/2},
+         ``∂_qT*(q, p) = ¼ Q_l(p) J4⁻¹ Q_l(p)ᵀ q``
+    R3 = ½(q1·q1 - 1)
+    ``inverse="numerical"`` solves with M4(q^{n+1/2}) (|q^{n+1/2}| < 1, as the authors' code);
+    ``"analytic"`` uses ``¼ Q_l J4⁻¹ Q_lᵀ``.
+    """
+    q0, p0, q1, p1, lam = x_n[:4], x_n[4:8], x_n1[:4], x_n1[4:8], x_n1[8]
+    J4 = _J4(system)
+    qm, pm = 0.5 * (q0 + q1), 0.5 * (p0 + p1)
+    Lq, Lp = Ql(qm), Ql(pm)
+    if inverse == "numerical":
+        M = 4.0 * Lq @ (J4[:, None] * Lq.T)
+        vel = np.linalg.solve(M, pm)
+    else:
+        vel = 0.25 * Lq @ ((Lq.T @ pm) / J4)
+    Tq = 0.25 * Lp @ ((Lp.T @ qm) / J4)
+    R1 = q1 - q0 - h * vel
+    R2 = p1 - p0 + h * Tq + h * system.grad_potential(qm) + h * lam * qm
+    R = np.concatenate([R1, R2, [0.5 * (q1 @ q1 - 1.0)]])
+    if not with_jacobian:
+        return R
+    I = np.eye(4)
+    if inverse == "numerical":
+        # d(M x)/dq at fixed x = 4[Q_r(J4 Q_lᵀx) + Q_l J4 A(x)]; dv/dqm = -M⁻¹ that
+        dMx = 4.0 * (Qr(J4 * (Lq.T @ vel)) + Lq @ (J4[:, None] * _A(vel)))
+        dvel_q = -0.5 * np.linalg.solve(M, dMx)
+        dvel_p = 0.5 * np.linalg.inv(M)
+    else:
+        y = (Lq.T @ pm) / J4
+        dvel_q = 0.125 * (Qr(y) + Lq @ (_A(pm) / J4[:, None]))
+        dvel_p = 0.125 * Lq @ (Lq.T / J4[:, None])
+    z = (Lp.T @ qm) / J4
+    dTq_q = 0.125 * Lp @ (Lp.T / J4[:, None])
+    dTq_p = 0.125 * (Qr(z) + Lp @ (_A(qm) / J4[:, None]))
+    K = np.zeros((9, 9))
+    K[:4, :4] = I - h * dvel_q
+    K[:4, 4:8] = -h * dvel_p
+    K[4:8, :4] = h * dTq_q + 0.5 * h * system.hess_potential(qm) + 0.5 * h * lam * I
+    K[4:8, 4:8] = I + h * dTq_p
+    K[4:8, 8] = h * qm
+    K[8, :4] = q1
+    return R, K
+
+
+def residual_emh(system, x_n, x_n1, h, t=0.0) -> np.ndarray:
+    """Residual of EMH, shape (9,)."""
+    return _emh_equations(system, x_n, x_n1, h, t, False)
+
+
+def jacobian_emh(system, x_n, x_n1, h, t=0.0) -> np.ndarray:
+    """Analytic Jacobian of :func:`residual_emh`, shape (9, 9)."""
+    return _emh_equations(system, x_n, x_n1, h, t, True)[1]
+
+
+def residual_mph(system, x_n, x_n1, h, t=0.0, inverse="numerical") -> np.ndarray:
+    """Residual of MPH, shape (9,)."""
+    return _mph_equations(system, x_n, x_n1, h, t, False, inverse)
+
+
+def jacobian_mph(system, x_n, x_n1, h, t=0.0, inverse="numerical") -> np.ndarray:
+    """Analytic Jacobian of :func:`residual_mph`, shape (9, 9)."""
+    return _mph_equations(system, x_n, x_n1, h, t, True, inverse)[1]
+
+
+def _advanced_guess(system, x_n, h):
+    """Initial guess ``q^{n+1} ≈ q^n + h M4(q^n)⁻¹p^n`` (needed by EMH/MPH, spec §2.10)."""
+    x = np.array(x_n, dtype=float)
+    x[:4] = x[:4] + h * velocity_from_momentum(system, x[:4], x[4:8])
+    return x
+
+
+def step_emh(system, x_n, h, t=0.0):
+    """One EMH step (Hamiltonian energy–momentum scheme with M4)."""
+    x_n = np.asarray(x_n, dtype=float)
+    x1, rep = solve_with_extra_update(
+        lambda z: _emh_equations(system, x_n, z, h, t, False),
+        lambda z: _emh_equations(system, x_n, z, h, t, True)[1],
+        _advanced_guess(system, x_n, h),
+        t=t,
+    )
+    _guard_antipodal(system, x_n[:4], x1[:4], rep.residual_history, t)
+    return x1, rep
+
+
+def step_mph(system, x_n, h, t=0.0, inverse="numerical"):
+    """One MPH step (midpoint rule on Hamilton's equations with M4)."""
+    if inverse not in ("numerical", "analytic"):
+        raise ValueError(f"inverse must be 'numerical' or 'analytic', got {inverse!r}")
+    x_n = np.asarray(x_n, dtype=float)
+    x1, rep = solve_with_extra_update(
+        lambda z: _mph_equations(system, x_n, z, h, t, False, inverse),
+        lambda z: _mph_equations(system, x_n, z, h, t, True, inverse)[1],
+        _advanced_guess(system, x_n, h),
+        t=t,
+    )
+    _guard_antipodal(system, x_n[:4], x1[:4], rep.residual_history, t)
+    return x1, rep
+
+
+# ---------------------------------------------------------------------------------------------
+# diagnostics
+# ---------------------------------------------------------------------------------------------
+
+
+def energies(system, X) -> dict:
+    """Energy quantities along a Livens trajectory ``X`` (N+1, 3n+m).
+
+    Returns a dict of arrays (N+1,): ``T = ½v·M(q)v``, ``V``, ``E_tot = T + V`` (80),
+    ``E_kin = p·v - T`` and the generalized energy ``E = p·v - T + V`` (74).
+    """
+    n = system.n
+    Q, P, Vel = X[:, :n], X[:, n : 2 * n], X[:, 2 * n : 3 * n]
+    T = np.array([system.kinetic_energy(q, v) for q, v in zip(Q, Vel)])
+    V = np.array([system.potential(q) for q in Q])
+    pv = np.einsum("ij,ij->i", P, Vel)
+    return {"T": T, "V": V, "E_tot": T + V, "E_kin": pv - T, "E": pv - T + V}

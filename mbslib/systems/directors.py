@@ -1,0 +1,434 @@
+"""Rigid bodies in the director formulation and their multibody assembly.
+
+A rigid body is described without rotations: its configuration is the centre of mass φ and
+body-fixed orthonormal directors d_i, stacked as q = [φ; d_1; d_2; d_3] in 3-D (12 coordinates)
+or q = [φ; d_1; d_2] in the plane (6 coordinates). A material point X = X_i e_i of the body sits
+at x = φ + X_i d_i, linear in q. With principal directors the mass matrix is constant and
+diagonal, M = diag(m I, E_1 I, E_2 I, E_3 I), E_i the principal values of the Euler tensor, and
+rigidity becomes the quadratic *internal constraints* ½(d_i·d_i − 1) = 0, d_i·d_j = 0.
+Joints between body points and ground pivots are *linear* in q.
+
+Every constraint of such a model is therefore of the form
+
+    g_k(q) = ½ q·H_k q + a_k·q − c_k,
+
+with constant Hessians H_k; :class:`QuadraticConstraints` stores (H, A, c) and gives g, its
+Jacobian G(q) and the Hessian contractions the GGL integrator needs.
+:class:`ConstrainedSystem` adds the diagonal mass matrix, a potential V(q) = ½ q·K q − f·q
+(gravity: K = 0, f = M b) and a constant viscous damping matrix C.
+
+References
+----------
+.. [1] P. Betsch, P. Steinmann, Constrained integration of rigid body dynamics, CMAME 191 (2001).
+.. [2] P. Betsch, S. Uhlar, Energy-momentum conserving integration of multibody dynamics,
+       Multibody Syst. Dyn. 17 (2007) (planar directors).
+.. [3] P. L. Kinon, P. Betsch, S. Schneider, The GGL variational principle for constrained
+       mechanical systems, Multibody Syst. Dyn. (2023), eqs. (58)-(61), (70)-(74).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from mbslib.validation import positive, vector
+
+
+# --------------------------------------------------------------------------------------------
+# single bodies
+# --------------------------------------------------------------------------------------------
+def euler_tensor_values(J) -> np.ndarray:
+    """Principal values of the Euler tensor, E_i = ½(J_j + J_k − J_i) (paper eq. 60).
+
+    Parameters
+    ----------
+    J : array_like, shape (3,)
+        Principal moments of inertia about the centre of mass [kg m²].
+
+    Returns
+    -------
+    E : ndarray, shape (3,)
+        Positive for a physical body (triangle inequalities of the J_i).
+    """
+    J = vector("J", J, (3,))
+    positive(J1=J[0], J2=J[1], J3=J[2])
+    E = 0.5 * (J.sum() - 2.0 * J)
+    if np.any(E <= 0):
+        raise ValueError(f"J violates the triangle inequality J_i <= J_j + J_k (E = {E})")
+    return E
+
+
+@dataclass(frozen=True)
+class DirectorBody:
+    """One rigid body in director coordinates.
+
+    Attributes
+    ----------
+    mass : float
+        Mass m [kg].
+    E : tuple of float
+        Euler-tensor principal values, length ``dim`` [kg m²] (3-D: from :func:`euler_tensor_values`;
+        planar bar of inertia J about the centre: E_1 = E_2 = J/2).
+    dim : int
+        2 (planar, q = [φ; d_1; d_2]) or 3 (q = [φ; d_1; d_2; d_3]).
+    """
+
+    mass: float
+    E: tuple
+    dim: int = 3
+
+    def __post_init__(self):
+        if self.dim not in (2, 3):
+            raise ValueError(f"dim must be 2 or 3, got {self.dim!r}")
+        positive(mass=self.mass)
+        E = vector("E", self.E, (self.dim,))
+        for i, e in enumerate(E):
+            positive(**{f"E{i + 1}": e})
+        object.__setattr__(self, "E", tuple(float(e) for e in E))
+
+    @property
+    def n_coords(self) -> int:
+        """Number of coordinates, dim·(dim + 1): 12 in 3-D, 6 in the plane."""
+        return self.dim * (self.dim + 1)
+
+    def mass_diag(self) -> np.ndarray:
+        """Diagonal of M = diag(m I, E_1 I, ..., E_dim I), shape (n_coords,) (paper eqs. 60, 71)."""
+        return np.repeat(np.array([self.mass, *self.E]), self.dim)
+
+
+def point_matrix(dim: int, X) -> np.ndarray:
+    """The matrix P(X) with x = φ + Σ X_i d_i = P(X) q for one body (paper eq. 58).
+
+    Parameters
+    ----------
+    dim : int
+    X : array_like, shape (dim,)
+        Body-fixed (material) coordinates of the point.
+
+    Returns
+    -------
+    P : ndarray, shape (dim, dim·(dim+1))
+    """
+    X = vector("X", X, (dim,))
+    return np.hstack([np.eye(dim)] + [Xi * np.eye(dim) for Xi in X])
+
+
+def internal_constraints(dim: int):
+    """Orthonormality of the directors as quadratic constraints of one body (paper eqs. 61, 73).
+
+    The rows are ½(d_i·d_i − 1) for i = 1..dim, then d_i·d_j for i < j
+    (3-D: [11, 22, 33, 12, 13, 23]; planar: [11, 22, 12]).
+
+    Returns
+    -------
+    H : ndarray, shape (k, n, n)
+        Constant Hessians (n = dim·(dim+1), k = 6 in 3-D, 3 in the plane).
+    c : ndarray, shape (k,)
+        Constants (½ for the normalisation rows, 0 for the orthogonality rows).
+    labels : list of str
+    """
+    n = dim * (dim + 1)
+    I = np.eye(dim)
+
+    def block(i):  # slice of director d_i (i = 1..dim) in q = [φ; d_1; ...]
+        return slice(dim * i, dim * (i + 1))
+
+    pairs = [(i, i) for i in range(1, dim + 1)] + [
+        (i, j) for i in range(1, dim + 1) for j in range(i + 1, dim + 1)
+    ]
+    H = np.zeros((len(pairs), n, n))
+    c = np.zeros(len(pairs))
+    labels = []
+    for k, (i, j) in enumerate(pairs):
+        if i == j:  # ½(d_i·d_i − 1): Hessian I in block (i, i)
+            H[k, block(i), block(i)] = I
+            c[k] = 0.5
+            labels.append(f"d{i}.d{i}")
+        else:  # d_i·d_j: Hessian I in blocks (i, j) and (j, i)
+            H[k, block(i), block(j)] = I
+            H[k, block(j), block(i)] = I
+            labels.append(f"d{i}.d{j}")
+    return H, c, labels
+
+
+# --------------------------------------------------------------------------------------------
+# constraints with constant Hessians
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class QuadraticConstraints:
+    """Constraints g_k(q) = ½ q·H_k q + a_k·q − c_k with constant Hessians.
+
+    Attributes
+    ----------
+    H : ndarray, shape (m, d, d)
+        Symmetric Hessians D²g_k (zero for linear constraints).
+    A : ndarray, shape (m, d)
+        Linear parts a_k.
+    c : ndarray, shape (m,)
+    labels : tuple of str, length m
+    """
+
+    H: np.ndarray
+    A: np.ndarray
+    c: np.ndarray
+    labels: tuple = ()
+
+    def __post_init__(self):
+        m, d = self.A.shape
+        if self.H.shape != (m, d, d) or self.c.shape != (m,):
+            raise ValueError(f"inconsistent shapes H {self.H.shape}, A {self.A.shape}, c {self.c.shape}")
+        if not np.allclose(self.H, np.swapaxes(self.H, 1, 2)):
+            raise ValueError("H must hold symmetric Hessians")
+        object.__setattr__(self, "_H_rows", self.H.reshape(m * d, d))  # [H_1; ...; H_m] for fast G
+        object.__setattr__(self, "_H_flat", self.H.reshape(m, d * d))  # for fast Σ w_k H_k
+
+    @property
+    def m(self) -> int:
+        return self.A.shape[0]
+
+    def g(self, q: np.ndarray) -> np.ndarray:
+        """Constraint values, shape (m,) for q of shape (d,) or (N, m) for a trajectory (N, d)."""
+        q = np.asarray(q, dtype=float)
+        Hq = np.einsum("kde,...e->...kd", self.H, q)
+        return 0.5 * np.einsum("...kd,...d->...k", Hq, q) + q @ self.A.T - self.c
+
+    def G(self, q: np.ndarray) -> np.ndarray:
+        """Jacobian G(q) = Dg(q), row k = H_k q + a_k; shape (m, d), or (N, m, d) for (N, d)."""
+        q = np.asarray(q, dtype=float)
+        if q.ndim == 1:
+            return self.hessian_rows(q) + self.A
+        return np.einsum("kde,...e->...kd", self.H, q) + self.A
+
+    def hessian_sum(self, weights: np.ndarray) -> np.ndarray:
+        """Σ_k w_k H_k, shape (d, d) (the matrix Γ of the GGL scheme for w = γ)."""
+        d = self.A.shape[1]
+        return (weights @ self._H_flat).reshape(d, d)
+
+    def hessian_rows(self, w: np.ndarray) -> np.ndarray:
+        """Rows (H_k w)ᵀ, shape (m, d) (the matrix T̄ of the GGL tangent for w = M⁻¹p)."""
+        return (self._H_rows @ w).reshape(self.A.shape)
+
+    def scaled(self, S) -> QuadraticConstraints:
+        """The constraints S_k g_k for a constant positive scaling vector S, shape (m,)."""
+        S = vector("S", S, (self.m,))
+        return replace(self, H=S[:, None, None] * self.H, A=S[:, None] * self.A, c=S * self.c)
+
+
+# --------------------------------------------------------------------------------------------
+# multibody assembly
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class GroundPivot:
+    """Body point ``X`` of body ``body`` fixed at the ground point ``point`` (dim rows, linear)."""
+
+    body: int
+    X: tuple
+    point: tuple
+    label: str = "pivot"
+
+
+@dataclass(frozen=True)
+class Joint:
+    """Spherical joint (3-D) or revolute joint (planar): x_a(X_a) − x_b(X_b) = 0 (dim rows, linear)."""
+
+    body_a: int
+    X_a: tuple
+    body_b: int
+    X_b: tuple
+    label: str = "joint"
+
+
+@dataclass(frozen=True)
+class ConstrainedSystem:
+    """A holonomically constrained system with constant diagonal mass matrix.
+
+    L(q, v) = ½ v·M v − V(q),  V(q) = ½ q·K q − f·q,  g(q) = 0 (quadratic, constant Hessians),
+    viscous force F = −C v (paper eqs. 3, 20, 53).
+
+    Attributes
+    ----------
+    M : ndarray, shape (d,)
+        Diagonal of the mass matrix.
+    f : ndarray, shape (d,)
+        Constant generalised force (gravity: f = M b on the centre-of-mass blocks).
+    constraints : QuadraticConstraints
+    K : ndarray, shape (d, d)
+        Constant stiffness (zero for gravity only).
+    C : ndarray, shape (d, d)
+        Constant damping matrix (zero if undamped).
+    dim : int
+        Dimension of the vector blocks (for momentum maps): 3 or 2.
+    offsets : tuple of int
+        Start index of each body in q.
+    """
+
+    M: np.ndarray
+    f: np.ndarray
+    constraints: QuadraticConstraints
+    K: np.ndarray = None
+    C: np.ndarray = None
+    dim: int = 3
+    offsets: tuple = (0,)
+
+    def __post_init__(self):
+        d = self.M.shape[0]
+        if np.any(self.M <= 0):
+            raise ValueError("M must have positive diagonal entries")
+        if self.K is None:
+            object.__setattr__(self, "K", np.zeros((d, d)))
+        if self.C is None:
+            object.__setattr__(self, "C", np.zeros((d, d)))
+        vector("f", self.f, (d,))
+        if self.constraints.A.shape[1] != d:
+            raise ValueError("constraints and M have different numbers of coordinates")
+
+    @property
+    def d(self) -> int:
+        return self.M.shape[0]
+
+    @property
+    def m(self) -> int:
+        return self.constraints.m
+
+    @property
+    def Minv(self) -> np.ndarray:
+        return 1.0 / self.M
+
+    def V(self, q):
+        """Potential V(q) = ½ q·K q − f·q; q shape (d,) or (N, d)."""
+        q = np.asarray(q, dtype=float)
+        return 0.5 * np.einsum("...d,de,...e->...", q, self.K, q) - q @ self.f
+
+    def dV(self, q: np.ndarray) -> np.ndarray:
+        """∇V(q) = K q − f, shape (d,)."""
+        return self.K @ q - self.f
+
+    def g(self, q):
+        return self.constraints.g(q)
+
+    def G(self, q):
+        return self.constraints.G(q)
+
+    def kinetic_from_p(self, p):
+        """T = ½ p·M⁻¹p; p shape (d,) or (N, d)."""
+        return 0.5 * np.sum(np.asarray(p) ** 2 * self.Minv, axis=-1)
+
+    def kinetic_from_v(self, v):
+        """T = ½ v·M v; v shape (d,) or (N, d)."""
+        return 0.5 * np.sum(np.asarray(v) ** 2 * self.M, axis=-1)
+
+    def velocity_constraints(self, q, p):
+        """Secondary constraints g^v = G(q) M⁻¹ p; shape (m,) or (N, m)."""
+        return np.einsum("...kd,...d->...k", self.G(q), np.asarray(p) * self.Minv)
+
+    def dissipated_power(self, v):
+        """P_v = v·C v (paper eq. 55 with the sign fixed); v shape (d,) or (N, d)."""
+        v = np.asarray(v, dtype=float)
+        return np.einsum("...d,de,...e->...", v, self.C, v)
+
+    def with_constraint_scaling(self, S) -> ConstrainedSystem:
+        """The same system with g replaced by S·g (S constant, positive, shape (m,))."""
+        return replace(self, constraints=self.constraints.scaled(S))
+
+    def with_damping(self, C) -> ConstrainedSystem:
+        C = np.asarray(C, dtype=float)
+        if C.shape != (self.d, self.d):
+            raise ValueError(f"C must have shape {(self.d, self.d)}, got {C.shape}")
+        return replace(self, C=C)
+
+
+@dataclass(frozen=True)
+class _Layout:
+    bodies: tuple
+    offsets: tuple = field(init=False)
+
+    def __post_init__(self):
+        offsets = np.cumsum([0] + [b.n_coords for b in self.bodies])
+        object.__setattr__(self, "offsets", tuple(int(o) for o in offsets))
+
+    def point_rows(self, body: int, X) -> np.ndarray:
+        """Rows (dim, d) mapping the global q to the position of body point X."""
+        b = self.bodies[body]
+        rows = np.zeros((b.dim, self.offsets[-1]))
+        rows[:, self.offsets[body] : self.offsets[body + 1]] = point_matrix(b.dim, X)
+        return rows
+
+
+def assemble(bodies, gravity, joints=(), *, K=None, C=None) -> ConstrainedSystem:
+    """Assemble a multibody system from director bodies, gravity and joints.
+
+    Constraint order: the internal constraints of every body (in body order, see
+    :func:`internal_constraints`), then the joints in the given order (dim rows each).
+
+    Parameters
+    ----------
+    bodies : sequence of DirectorBody
+        All of the same ``dim``.
+    gravity : array_like, shape (dim,)
+        Gravitational acceleration b; V = −Σ m b·φ (paper eqs. 63, 72).
+    joints : sequence of GroundPivot | Joint
+    K, C : ndarray, shape (d, d), optional
+        Stiffness and damping matrices.
+
+    Returns
+    -------
+    ConstrainedSystem
+    """
+    bodies = tuple(bodies)
+    if not bodies:
+        raise ValueError("bodies must not be empty")
+    dim = bodies[0].dim
+    if any(b.dim != dim for b in bodies):
+        raise ValueError("all bodies must have the same dim")
+    b = vector("gravity", gravity, (dim,))
+    layout = _Layout(bodies)
+    d = layout.offsets[-1]
+    M = np.concatenate([body.mass_diag() for body in bodies])
+    f = np.zeros(d)
+    H_rows, A_rows, c_rows, labels = [], [], [], []
+    for i, body in enumerate(bodies):
+        o = layout.offsets[i]
+        f[o : o + dim] = body.mass * b
+        Hi, ci, li = internal_constraints(dim)
+        H = np.zeros((len(ci), d, d))
+        H[:, o : o + body.n_coords, o : o + body.n_coords] = Hi
+        H_rows.append(H)
+        A_rows.append(np.zeros((len(ci), d)))
+        c_rows.append(ci)
+        labels += [f"B{i + 1} {name}" for name in li]
+    for joint in joints:
+        if isinstance(joint, GroundPivot):
+            A = layout.point_rows(joint.body, joint.X)
+            c = vector("point", joint.point, (dim,))
+        elif isinstance(joint, Joint):
+            A = layout.point_rows(joint.body_a, joint.X_a) - layout.point_rows(joint.body_b, joint.X_b)
+            c = np.zeros(dim)
+        else:
+            raise ValueError(f"joints must be GroundPivot or Joint, got {type(joint).__name__}")
+        H_rows.append(np.zeros((dim, d, d)))
+        A_rows.append(A)
+        c_rows.append(c)
+        labels += [f"{joint.label} {axis}" for axis in "xyz"[:dim]]
+    constraints = QuadraticConstraints(
+        H=np.concatenate(H_rows), A=np.concatenate(A_rows), c=np.concatenate(c_rows), labels=tuple(labels)
+    )
+    return ConstrainedSystem(M=M, f=f, constraints=constraints, K=K, C=C, dim=dim, offsets=layout.offsets[:-1])
+
+
+def angular_momentum(q, p, dim: int):
+    """Angular momentum about the origin, Σ_A q_A × p_A over the dim-vector blocks of q.
+
+    3-D: J = Σ q_A × p_A (blocks φ, d_1, d_2, d_3 of every body), shape (..., 3).
+    Planar: L = Σ (q_A,1 p_A,2 − q_A,2 p_A,1) (paper eq. 75 with p = M q̇), shape (...).
+    This is the momentum map of the rotational symmetry q_A ↦ R q_A (Sect. 4.2).
+    """
+    q = np.asarray(q, dtype=float)
+    p = np.asarray(p, dtype=float)
+    qb = q.reshape(q.shape[:-1] + (-1, dim))
+    pb = p.reshape(p.shape[:-1] + (-1, dim))
+    if dim == 3:
+        return np.cross(qb, pb).sum(axis=-2)
+    if dim == 2:
+        return (qb[..., 0] * pb[..., 1] - qb[..., 1] * pb[..., 0]).sum(axis=-1)
+    raise ValueError(f"dim must be 2 or 3, got {dim!r}")

@@ -1,0 +1,747 @@
+"""Mechanical systems for Livens' principle with singular, configuration-dependent mass matrices.
+
+Paper 000 (Kinon & Betsch, *Multibody System Dynamics* 2024), Sect. 5. Every system is a frozen
+dataclass, validated on construction, whose methods are pure functions of the state. Coordinates
+``q`` (n,), velocities ``v`` (n,), momenta ``p`` (n,) and multipliers ``lam`` (m,) are independent
+(Livens / Hamilton–Pontryagin form, paper eqs. 19a–d).
+
+Interface used by :mod:`mbslib.integrators.livens` (all arrays float64):
+
+``n, m``
+    Number of coordinates and of holonomic constraints.
+``mass_matrix(q)`` (n, n), ``kinetic_energy(q, v)``, ``potential(q)``
+``grad_kinetic(q, v)`` -> ``KineticParts``
+    Continuous ``∂_qT, ∂_vT`` and their derivatives with respect to ``q`` and ``v``.
+``dg_kinetic(q0, q1, v0, v1)`` -> ``KineticParts``
+    Discrete partial derivatives ``∂̄_qT, ∂̄_vT`` (App. A / eq. 87) and their derivatives with
+    respect to the end values ``q1, v1``.
+``grad_potential(q)``, ``hess_potential(q)``, ``dg_potential(q0, q1)`` -> (∇̄V, ∂∇̄V/∂q1)
+``constraint(q)`` (m,), ``constraint_jacobian(q)`` (m, n), ``constraint_hessian(q, lam)`` (n, n)
+    ``Σ_k lam_k ∇²g_k``. All constraints of the paper are quadratic, so their Gonzalez discrete
+    gradient is the midpoint Jacobian ``∇g(q^{n+1/2})`` exactly (Sect. 4).
+``external_force(q, t)`` -> ``(f, ∂f/∂q)`` or ``None``
+``quaternion_slices``
+    Slices of ``q`` that are unit quaternions (for the antipodal-branch guard).
+
+Helper functions for one quaternion rigid body (:func:`quat_grad_kinetic`,
+:func:`quat_dg_kinetic`) are reused by the multibody loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+
+from mbslib.quaternions import E, G, angular_momentum, mass_matrix_4
+from mbslib.rotations import hat
+from mbslib.validation import in_range, positive, unit_quaternion, vector
+
+
+class KineticParts(NamedTuple):
+    """Partial derivatives of the kinetic energy (continuous or discrete) and their Jacobians.
+
+    ``Tq, Tv`` have shape (n,); ``Tq_q, Tq_v, Tv_q, Tv_v`` shape (n, n). For the discrete
+    version the derivatives are with respect to the end values ``q^{n+1}, v^{n+1}``.
+    """
+
+    Tq: np.ndarray
+    Tv: np.ndarray
+    Tq_q: np.ndarray
+    Tq_v: np.ndarray
+    Tv_q: np.ndarray
+    Tv_v: np.ndarray
+
+
+# ---------------------------------------------------------------------------------------------
+# quaternion building blocks
+# ---------------------------------------------------------------------------------------------
+
+
+def plus(a) -> np.ndarray:
+    """``a⁺ = [[0, -aᵀ], [a, â]]`` (34) of a 3-vector; ``E(q)ᵀ a = a⁺ q``; shape (4, 4)."""
+    a = np.asarray(a, dtype=float)
+    M = np.zeros((4, 4))
+    M[0, 1:] = -a
+    M[1:, 0] = a
+    M[1:, 1:] = hat(a)
+    return M
+
+
+def minus(b) -> np.ndarray:
+    """``b⁻ = [[0, -bᵀ], [b, -b̂]]`` (34) of a 3-vector; ``G(q)ᵀ b = b⁻ q``; shape (4, 4)."""
+    b = np.asarray(b, dtype=float)
+    M = np.zeros((4, 4))
+    M[0, 1:] = -b
+    M[1:, 0] = b
+    M[1:, 1:] = -hat(b)
+    return M
+
+
+def quat_grad_kinetic(J, q, v) -> KineticParts:
+    """Continuous ``∂_qT, ∂_vT`` of ``T = ½ Ω·JΩ``, ``Ω = 2G(q)v`` (48a,b), with Jacobians.
+
+    ``∂_qT = -2 G(v)ᵀ J Ω`` and ``∂_vT = 2 G(q)ᵀ J Ω = M̃4(q) v``. ``J`` holds the 3 principal
+    inertias. Shapes (4,) and (4, 4).
+    """
+    Gq, Gv = G(q), G(v)
+    JGq, JGv = J[:, None] * Gq, J[:, None] * Gv
+    y = J * (2.0 * Gq @ v)  # J Ω
+    return KineticParts(
+        Tq=-2.0 * Gv.T @ y,
+        Tv=2.0 * Gq.T @ y,
+        Tq_q=4.0 * Gv.T @ JGv,
+        Tq_v=-2.0 * minus(y) - 4.0 * Gv.T @ JGq,
+        Tv_q=2.0 * minus(y) - 4.0 * Gq.T @ JGv,
+        Tv_v=4.0 * Gq.T @ JGq,
+    )
+
+
+def quat_dg_kinetic(J, q0, q1, v0, v1) -> KineticParts:
+    """G-equivariant discrete derivatives of the quaternion kinetic energy (87)–(88).
+
+    With the bilinear invariant ``Ω^k = 2G(q^k)v^k`` and ``Ω^{n+1/2} = ½(Ω^n + Ω^{n+1})``:
+    ``∂̄_qT = -2 G(v^{n+1/2})ᵀ J Ω^{n+1/2}`` and ``∂̄_vT = 2 G(q^{n+1/2})ᵀ J Ω^{n+1/2}``
+    (exact discrete gradient because ``T̃(Ω) = ½ Ω·JΩ`` is quadratic). Jacobians are with
+    respect to ``q1, v1``.
+    """
+    qm, vm = 0.5 * (q0 + q1), 0.5 * (v0 + v1)
+    G1q, G1v = G(q1), G(v1)
+    Om = G(q0) @ v0 + G1q @ v1  # ½(Ω^n + Ω^{n+1})
+    y = J * Om
+    Gqm, Gvm = G(qm), G(vm)
+    # dΩm/dq1 = -G(v1), dΩm/dv1 = G(q1)
+    JdOq, JdOv = -J[:, None] * G1v, J[:, None] * G1q
+    return KineticParts(
+        Tq=-2.0 * Gvm.T @ y,
+        Tv=2.0 * Gqm.T @ y,
+        Tq_q=-2.0 * Gvm.T @ JdOq,
+        Tq_v=-minus(y) - 2.0 * Gvm.T @ JdOv,
+        Tv_q=minus(y) + 2.0 * Gqm.T @ JdOq,
+        Tv_v=2.0 * Gqm.T @ JdOv,
+    )
+
+
+def rotate_jacobian(q, X) -> np.ndarray:
+    """``∂(R(q)X)/∂q = 2 E(q) X̄`` with ``X̄ = X⁻`` (137); valid for any q ∈ R⁴; shape (3, 4)."""
+    return 2.0 * E(q) @ minus(X)
+
+
+def _unit_constraint_parts(q):
+    """Unit-norm constraint ``g = ½(q·q - 1)`` (30) and its gradient ``qᵀ``."""
+    return 0.5 * (q @ q - 1.0), q
+
+
+# ---------------------------------------------------------------------------------------------
+# 5.1 mass–spring system with redundant coordinates
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MassSpring:
+    """Two masses and two nonlinear springs in redundant coordinates ``q = [x1, q2, x2]`` (106).
+
+    Constant singular mass matrix (108), potential ``V = c k_i (x_i² + x_i⁴)`` summed over both
+    springs (109; the text has c = ¼, the authors' code ½), constraint
+    ``g = ½[(q2 - x1)² - (l10 + w)²]`` (107).
+
+    Parameters (paper Sect. 5.1, Table 2 values from the authors' code): ``m1 = 2, m2 = 1,
+    k1 = 1, k2 = 3, l10 = 1, w = 0.1, c = 0.5``.
+    """
+
+    m1: float = 2.0
+    m2: float = 1.0
+    k1: float = 1.0
+    k2: float = 3.0
+    l10: float = 1.0
+    w: float = 0.1
+    c: float = 0.5
+    n: int = field(default=3, init=False)
+    m: int = field(default=1, init=False)
+    quaternion_slices: tuple = field(default=(), init=False)
+
+    def __post_init__(self):
+        positive(m1=self.m1, m2=self.m2, k1=self.k1, k2=self.k2, l10=self.l10, c=self.c)
+        in_range("w", self.w, 0.0, np.inf)
+
+    def mass_matrix(self, q) -> np.ndarray:
+        """``M = [[m1,0,0],[0,m2,m2],[0,m2,m2]]`` (108), singular."""
+        m1, m2 = self.m1, self.m2
+        return np.array([[m1, 0, 0], [0, m2, m2], [0, m2, m2]], dtype=float)
+
+    def kinetic_energy(self, q, v) -> float:
+        return 0.5 * v @ self.mass_matrix(q) @ v
+
+    def grad_kinetic(self, q, v) -> KineticParts:
+        M, Z = self.mass_matrix(q), np.zeros((3, 3))
+        return KineticParts(np.zeros(3), M @ v, Z, Z, Z, M)
+
+    def dg_kinetic(self, q0, q1, v0, v1) -> KineticParts:
+        """Constant M: ``∂̄_qT = 0``, ``∂̄_vT = M v^{n+1/2}`` (84)."""
+        M, Z = self.mass_matrix(q0), np.zeros((3, 3))
+        return KineticParts(np.zeros(3), 0.5 * M @ (v0 + v1), Z, Z, Z, 0.5 * M)
+
+    def _springs(self):
+        return np.array([0, 2]), np.array([self.k1, self.k2])
+
+    def potential(self, q) -> float:
+        idx, k = self._springs()
+        x = q[idx]
+        return float(self.c * k @ (x**2 + x**4))
+
+    def grad_potential(self, q) -> np.ndarray:
+        idx, k = self._springs()
+        out = np.zeros(3)
+        out[idx] = self.c * k * (2 * q[idx] + 4 * q[idx] ** 3)
+        return out
+
+    def hess_potential(self, q) -> np.ndarray:
+        idx, k = self._springs()
+        out = np.zeros((3, 3))
+        out[idx, idx] = self.c * k * (2 + 12 * q[idx] ** 2)
+        return out
+
+    def dg_potential(self, q0, q1):
+        """Invariant-based DG with ``π_i = x_i²``: ``Ṽ_i(π) = c k_i (π + π²)`` is quadratic, so
+        ``[Ṽ(π1) - Ṽ(π0)]/(π1 - π0) = c k_i (1 + π0 + π1)`` exactly; ``∇̄V_i = that · (x0 + x1)``.
+        """
+        idx, k = self._springs()
+        x0, x1 = q0[idx], q1[idx]
+        quotient = self.c * k * (1 + x0**2 + x1**2)
+        dg, jac = np.zeros(3), np.zeros((3, 3))
+        dg[idx] = quotient * (x0 + x1)
+        jac[idx, idx] = quotient + self.c * k * 2 * x1 * (x0 + x1)
+        return dg, jac
+
+    def constraint(self, q) -> np.ndarray:
+        return np.array([0.5 * ((q[1] - q[0]) ** 2 - (self.l10 + self.w) ** 2)])
+
+    def constraint_jacobian(self, q) -> np.ndarray:
+        return (q[1] - q[0]) * np.array([[-1.0, 1.0, 0.0]])
+
+    def constraint_hessian(self, q, lam) -> np.ndarray:
+        return lam[0] * np.array([[1.0, -1.0, 0.0], [-1.0, 1.0, 0.0], [0.0, 0.0, 0.0]])
+
+    def external_force(self, q, t):
+        return None
+
+
+# ---------------------------------------------------------------------------------------------
+# 5.2 nonlinear spring pendulum in spherical coordinates
+# ---------------------------------------------------------------------------------------------
+
+
+def gonzalez_with_jacobian(f, grad, hess, x, y):
+    """Gonzalez DG (71) and its Jacobian with respect to ``y``.
+
+    ``∇̄f = ∇f(x̄) + c Δ`` with ``c = [f(y) - f(x) - ∇f(x̄)·Δ]/|Δ|²``. Then
+    ``∂∇̄f/∂y = ½∇²f(x̄) + c I + Δ ⊗ ∂c/∂y`` with
+    ``∂c/∂y = [∇f(y) - ∇f(x̄) - ½∇²f(x̄)Δ]/|Δ|² - 2cΔ/|Δ|²``. Below ``|Δ|² ≤ 1e-14(1+|x|²)``
+    the midpoint gradient is used. Local helper (mbslib.discrete_gradients has no Jacobian).
+    """
+    d = y - x
+    xm = 0.5 * (x + y)
+    gm, Hm = grad(xm), hess(xm)
+    dd = d @ d
+    if dd <= 1e-14 * (1.0 + x @ x):
+        return gm, 0.5 * Hm
+    c = (f(y) - f(x) - gm @ d) / dd
+    dc = (grad(y) - gm - 0.5 * Hm @ d) / dd - 2.0 * c * d / dd
+    return gm + c * d, 0.5 * Hm + c * np.eye(d.size) + np.outer(d, dc)
+
+
+@dataclass(frozen=True)
+class SpringPendulum:
+    """Point mass on a nonlinear spring, spherical coordinates ``q = [r, θ, φ]`` (110).
+
+    ``x = [r sinθ cosφ, r sinθ sinφ, -r cosθ]`` (θ measured from -e3); ``M(q) = m diag(1, r²,
+    r² sin²θ)`` (111); ``V = ½ EA ε²`` with ``ε = (r² - l0²)/(2 l0²)`` (112); no gravity, no
+    constraint. Parameters (Table 3, from the authors' code): ``m = 1, l0 = 1, EA = 300``.
+    """
+
+    mass: float = 1.0
+    l0: float = 1.0
+    EA: float = 300.0
+    n: int = field(default=3, init=False)
+    m: int = field(default=0, init=False)
+    quaternion_slices: tuple = field(default=(), init=False)
+
+    def __post_init__(self):
+        positive(mass=self.mass, l0=self.l0, EA=self.EA)
+
+    # diagonal mass matrix entries m_i(q) with gradients and Hessians
+    def _m(self, q):
+        r, th = q[0], q[1]
+        return self.mass * np.array([1.0, r**2, r**2 * np.sin(th) ** 2])
+
+    def _m_grad(self, i):
+        def grad(q):
+            r, th = q[0], q[1]
+            s, c = np.sin(th), np.cos(th)
+            grads = (np.zeros(3), np.array([2 * r, 0, 0]),
+                     np.array([2 * r * s**2, 2 * r**2 * s * c, 0]))
+            return self.mass * grads[i]
+
+        return grad
+
+    def _m_hess(self, i):
+        def hess(q):
+            r, th = q[0], q[1]
+            s, c = np.sin(th), np.cos(th)
+            H = np.zeros((3, 3))
+            if i == 1:
+                H[0, 0] = 2.0
+            elif i == 2:
+                H[0, 0] = 2 * s**2
+                H[0, 1] = H[1, 0] = 4 * r * s * c
+                H[1, 1] = 2 * r**2 * (c**2 - s**2)
+            return self.mass * H
+
+        return hess
+
+    def mass_matrix(self, q) -> np.ndarray:
+        return np.diag(self._m(q))
+
+    def kinetic_energy(self, q, v) -> float:
+        return 0.5 * self._m(q) @ v**2
+
+    def position(self, q) -> np.ndarray:
+        r, th, ph = q
+        return np.array([r * np.sin(th) * np.cos(ph), r * np.sin(th) * np.sin(ph), -r * np.cos(th)])
+
+    def grad_kinetic(self, q, v) -> KineticParts:
+        """``∂_qT = ½ Σ_i v_i² ∇m_i = [m r θ̇² + m r sin²θ φ̇², m r² sinθ cosθ φ̇², 0]`` (correct
+        form; the authors' code has ``m r² θ̇²`` in the first entry, spec §5 item 5)."""
+        w = v**2
+        grads = np.array([self._m_grad(i)(q) for i in range(3)])  # (3 masses, 3 coords)
+        hess = sum(0.5 * w[i] * self._m_hess(i)(q) for i in range(3))
+        mq = self._m(q)
+        return KineticParts(
+            Tq=0.5 * grads.T @ w,
+            Tv=mq * v,
+            Tq_q=hess,
+            Tq_v=grads.T * v,
+            Tv_q=grads * v[:, None],
+            Tv_v=np.diag(mq),
+        )
+
+    def dg_kinetic(self, q0, q1, v0, v1) -> KineticParts:
+        """Partitioned discrete derivatives (App. A, reconstructed).
+
+        ``∂̄_qT = ½[∇̄_q T(·, v0) + ∇̄_q T(·, v1)]`` (Gonzalez in q with v frozen) and
+        ``∂̄_vT = ½(M(q0) + M(q1)) v^{n+1/2}`` (84). Because ``T = ½ Σ m_i(q) v_i²`` is linear
+        in ``w_i = v_i²``, ``∇̄_q T(·, v) = ½ Σ_i v_i² ∇̄m_i``.
+        """
+        parts = [
+            gonzalez_with_jacobian(lambda q, i=i: self._m(q)[i], self._m_grad(i), self._m_hess(i),
+                                   q0, q1)
+            for i in range(3)
+        ]
+        D = np.array([p[0] for p in parts])  # (3, 3): row i = ∇̄m_i
+        w = 0.5 * (v0**2 + v1**2)
+        m0, m1 = self._m(q0), self._m(q1)
+        vm = 0.5 * (v0 + v1)
+        grad_m1 = np.array([self._m_grad(i)(q1) for i in range(3)])
+        return KineticParts(
+            Tq=0.5 * D.T @ w,
+            Tv=0.5 * (m0 + m1) * vm,
+            Tq_q=sum(0.5 * w[i] * parts[i][1] for i in range(3)),
+            Tq_v=0.5 * D.T * v1,
+            Tv_q=0.5 * grad_m1 * vm[:, None],
+            Tv_v=np.diag(0.25 * (m0 + m1)),
+        )
+
+    def strain(self, r):
+        return (r**2 - self.l0**2) / (2 * self.l0**2)
+
+    def potential(self, q) -> float:
+        return 0.5 * self.EA * self.strain(q[0]) ** 2
+
+    def grad_potential(self, q) -> np.ndarray:
+        return np.array([self.EA * self.strain(q[0]) * q[0] / self.l0**2, 0.0, 0.0])
+
+    def hess_potential(self, q) -> np.ndarray:
+        r = q[0]
+        H = np.zeros((3, 3))
+        H[0, 0] = self.EA * (self.strain(r) + r**2 / self.l0**2) / self.l0**2
+        return H
+
+    def dg_potential(self, q0, q1):
+        """Invariant ``π = r²``: ``Ṽ(π) = EA (π - l0²)²/(8 l0⁴)`` is quadratic, so
+        ``∇̄V = EA (π0 + π1 - 2 l0²)/(8 l0⁴) · 2 r^{n+1/2} e_r`` exactly (a DG in r only)."""
+        r0, r1 = q0[0], q1[0]
+        a = self.EA / (8 * self.l0**4)
+        quotient = a * (r0**2 + r1**2 - 2 * self.l0**2)
+        dg, jac = np.zeros(3), np.zeros((3, 3))
+        dg[0] = quotient * (r0 + r1)
+        jac[0, 0] = quotient + a * 2 * r1 * (r0 + r1)
+        return dg, jac
+
+    def constraint(self, q) -> np.ndarray:
+        return np.zeros(0)
+
+    def constraint_jacobian(self, q) -> np.ndarray:
+        return np.zeros((0, 3))
+
+    def constraint_hessian(self, q, lam) -> np.ndarray:
+        return np.zeros((3, 3))
+
+    def external_force(self, q, t):
+        return None
+
+
+# ---------------------------------------------------------------------------------------------
+# 5.3 / 5.4 rigid bodies in unit quaternions
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FreeRigidBody:
+    """Free rotation of a rigid body in unit quaternions (Sect. 5.3).
+
+    ``q ∈ S³`` (n = 4), one constraint ``g = ½(q·q - 1)`` (30), singular mass matrix
+    ``M̃4(q) = 4G(q)ᵀJG(q)`` (46), ``V = 0``. ``J`` are the principal inertias (paper: 6, 8, 3).
+    """
+
+    J: tuple = (6.0, 8.0, 3.0)
+    n: int = field(default=4, init=False)
+    m: int = field(default=1, init=False)
+    quaternion_slices: tuple = field(default=(slice(0, 4),), init=False)
+
+    def __post_init__(self):
+        J = vector("J", self.J, (3,))
+        positive(J1=J[0], J2=J[1], J3=J[2])
+        object.__setattr__(self, "J", tuple(float(j) for j in J))
+
+    @property
+    def Jv(self) -> np.ndarray:
+        return np.array(self.J)
+
+    def mass_matrix(self, q) -> np.ndarray:
+        return mass_matrix_4(q, self.Jv)
+
+    def kinetic_energy(self, q, v) -> float:
+        Om = 2.0 * G(q) @ v
+        return 0.5 * Om @ (self.Jv * Om)
+
+    def grad_kinetic(self, q, v) -> KineticParts:
+        return quat_grad_kinetic(self.Jv, q, v)
+
+    def dg_kinetic(self, q0, q1, v0, v1) -> KineticParts:
+        return quat_dg_kinetic(self.Jv, q0, q1, v0, v1)
+
+    def potential(self, q) -> float:
+        return 0.0
+
+    def grad_potential(self, q) -> np.ndarray:
+        return np.zeros(4)
+
+    def hess_potential(self, q) -> np.ndarray:
+        return np.zeros((4, 4))
+
+    def dg_potential(self, q0, q1):
+        return np.zeros(4), np.zeros((4, 4))
+
+    def constraint(self, q) -> np.ndarray:
+        return np.array([0.5 * (q @ q - 1.0)])
+
+    def constraint_jacobian(self, q) -> np.ndarray:
+        return np.asarray(q, dtype=float)[None, :]
+
+    def constraint_hessian(self, q, lam) -> np.ndarray:
+        return lam[0] * np.eye(4)
+
+    def external_force(self, q, t):
+        return None
+
+    def angular_momentum(self, q, p) -> np.ndarray:
+        """Spatial angular momentum ``L = ½E(q)p`` (64)."""
+        return angular_momentum(q, p)
+
+    def initial_state(self, q0, Omega0) -> np.ndarray:
+        """Livens state ``[q, p, v, λ]`` with ``v = ½G(q)ᵀΩ`` (44), ``p = M̃4(q)v``, ``λ = 0``."""
+        q0 = unit_quaternion("q0", q0)
+        Omega0 = vector("Omega0", Omega0, (3,))
+        v = 0.5 * G(q0).T @ Omega0
+        return np.concatenate([q0, self.mass_matrix(q0) @ v, v, [0.0]])
+
+
+_E3_SIGNS = np.array([1.0, -1.0, -1.0, 1.0])
+
+
+@dataclass(frozen=True)
+class HeavyTop(FreeRigidBody):
+    """Heavy top with a fixed tip, in unit quaternions (Sect. 5.4).
+
+    ``J`` are the principal inertias about the tip; the centre of mass sits at ``l d3``.
+    ``V = m g l e3·R(q)e3 = m g l (q0² - q1² - q2² + q3²)`` (115), quadratic in q, so its
+    Gonzalez DG is the midpoint gradient ``∇V(q^{n+1/2})`` with ``∇V = 2mgl[q0, -q1, -q2, q3]``
+    (116). Use :meth:`cone` for the paper's data.
+    """
+
+    mass: float = 1.0
+    gravity: float = 9.81
+    l: float = 1.0
+
+    def __post_init__(self):
+        super().__post_init__()
+        positive(mass=self.mass, l=self.l)
+        in_range("gravity", self.gravity, 0.0, np.inf)
+
+    @classmethod
+    def cone(cls, rho=2700.0, a=0.1, gravity=9.81) -> HeavyTop:
+        """Solid cone of height ``a``, radius ``a/2``, density ``rho`` spinning on its tip.
+
+        ``m = ρπr²a/3``, ``l = 3a/4``, ``J_0^{1,2} = 3/80 m(4r² + a²)``, ``J_0^3 = 3/10 m r²`` (113);
+        about the tip ``J1 = J2 = J_0^1 + m l²``, ``J3 = J_0^3`` (114, corrected: the text adds
+        ``m l²`` to J3; spec §5 item 3).
+        """
+        positive(rho=rho, a=a)
+        r = a / 2
+        m = rho * np.pi * r**2 * a / 3
+        l = 3 * a / 4
+        J01 = 3 / 80 * m * (4 * r**2 + a**2)
+        J03 = 3 / 10 * m * r**2
+        return cls(J=(J01 + m * l**2, J01 + m * l**2, J03), mass=m, gravity=gravity, l=l)
+
+    @property
+    def mgl(self) -> float:
+        return self.mass * self.gravity * self.l
+
+    def potential(self, q) -> float:
+        return float(self.mgl * _E3_SIGNS @ q**2)
+
+    def grad_potential(self, q) -> np.ndarray:
+        return 2.0 * self.mgl * _E3_SIGNS * q
+
+    def hess_potential(self, q) -> np.ndarray:
+        return 2.0 * self.mgl * np.diag(_E3_SIGNS)
+
+    def dg_potential(self, q0, q1):
+        return self.grad_potential(0.5 * (q0 + q1)), self.mgl * np.diag(_E3_SIGNS)
+
+    def centre_of_mass(self, q) -> np.ndarray:
+        """``x = l R(q) e3`` for one q (4,) or a time series (N, 4) -> (N, 3)."""
+        q = np.atleast_2d(q)
+        q0, q1, q2, q3 = q.T
+        return self.l * np.column_stack(
+            [2 * (q1 * q3 + q0 * q2), 2 * (q2 * q3 - q0 * q1), q0**2 - q1**2 - q2**2 + q3**2]
+        )
+
+    def steady_precession(self, theta0, omega_p):
+        """Spin rate (118) and initial state (117, 119) of steady precession at nutation θ0.
+
+        ``ω_s = mgl/(J3 ω_p) + (J1 - J3)/J3 ω_p cos θ0``; ``q0 = (cos θ0/2, sin θ0/2, 0, 0)``;
+        ``ω0 = ω_p e3 + ω_s R(q0)e3``. Returns ``(omega_s, state)`` with the Livens state.
+        """
+        in_range("theta0", theta0, 1e-6, np.pi - 1e-6)
+        positive(omega_p=omega_p)
+        J1, _, J3 = self.J
+        omega_s = self.mgl / (J3 * omega_p) + (J1 - J3) / J3 * omega_p * np.cos(theta0)
+        q0 = np.array([np.cos(theta0 / 2), np.sin(theta0 / 2), 0.0, 0.0])
+        d3 = np.array([0.0, -np.sin(theta0), np.cos(theta0)])
+        omega = omega_p * np.array([0.0, 0.0, 1.0]) + omega_s * d3
+        v = 0.5 * E(q0).T @ omega
+        return omega_s, np.concatenate([q0, self.mass_matrix(q0) @ v, v, [0.0]])
+
+    def reference_centre_of_mass(self, t, theta0, omega_p) -> np.ndarray:
+        """Exact steady precession (120): ``l sinθ0 (sin ω_p t, -cos ω_p t, 0) + l cosθ0 e3``; (N, 3)."""
+        t = np.atleast_1d(t)
+        s, c = self.l * np.sin(theta0), self.l * np.cos(theta0)
+        wt = omega_p * t
+        return np.column_stack([s * np.sin(wt), -s * np.cos(wt), np.full_like(t, c)])
+
+
+# ---------------------------------------------------------------------------------------------
+# 5.5 closed loop of four rigid bars with spherical joints
+# ---------------------------------------------------------------------------------------------
+
+
+def triangle_load(t, f_max):
+    """Load history (128): ``2 f_m t`` on [0, ½], ``2 f_m (1 - t)`` on (½, 1], 0 afterwards."""
+    t = np.asarray(t, dtype=float)
+    rising, falling = 2 * f_max * t, 2 * f_max * (1 - t)
+    return np.where(t <= 0.5, rising, np.where(t <= 1.0, falling, 0.0)) * (t >= 0)
+
+
+@dataclass(frozen=True)
+class FourBarLoop:
+    """Four rigid bars joined in a closed loop by spherical joints (Sect. 5.5).
+
+    Coordinates (122): ``q = (φ¹, q¹, …, φ⁴, q⁴)``, centre of mass φ^a ∈ R³ and unit quaternion
+    q^a, n = 28. Block-diagonal singular mass matrix ``diag(m I, M̃4(q¹), …)`` (123)–(124).
+    Constraints (125), m = 16: four unit constraints, then three components for each joint
+    ``g^{(a,b)} = φ^a + R(q^a)X^{(a,b)} - φ^b - R(q^b)X^{(b,a)}`` for (a,b) = (1,2), (2,3), (3,4),
+    (4,1). All are quadratic in q. The initial square lies in the e1–e2 plane.
+
+    Bars 1 and 3 lie along e2, bars 2 and 4 along e1. External load on bar 1 for t ∈ [0, 1]
+    (127)–(128): force ``8 f(t) e1`` at its centre of mass and spatial torque ``6 f(t) e1``.
+    Parameters (authors' code): ``length = 10``, unit square cross-section, ``rho = 1``, ``f_max = 100``.
+    """
+
+    length: float = 10.0
+    rho: float = 1.0
+    f_max: float = 100.0
+    n: int = field(default=28, init=False)
+    m: int = field(default=16, init=False)
+
+    def __post_init__(self):
+        positive(length=self.length, rho=self.rho)
+        in_range("f_max", self.f_max, 0.0, np.inf)
+
+    JOINTS = ((0, 1), (1, 2), (2, 3), (3, 0))
+
+    @property
+    def quaternion_slices(self) -> tuple:
+        return tuple(slice(7 * a + 3, 7 * a + 7) for a in range(4))
+
+    @property
+    def bar_mass(self) -> float:
+        return self.rho * self.length  # unit cross-section
+
+    def inertia(self, a) -> np.ndarray:
+        """Principal inertia of bar ``a``: ``m(1+1)/12`` about its axis, ``m(l²+1)/12`` across."""
+        m, l = self.bar_mass, self.length
+        long, short = m * 2 / 12, m * (l**2 + 1) / 12
+        return np.array([short, long, short]) if a % 2 == 0 else np.array([long, short, short])
+
+    def lever(self, a, b) -> np.ndarray:
+        """Body vector ``X^{(a,b)}`` from the centre of bar a to its joint with bar b."""
+        half = self.length / 2
+        axis = 1 if a % 2 == 0 else 0  # bars 1, 3 along e2; 2, 4 along e1
+        # which end: the neighbour's centre lies on that side in the initial square
+        centre = self.initial_positions()
+        X = np.zeros(3)
+        X[axis] = half * np.sign(centre[b][axis] - centre[a][axis])
+        return X
+
+    def initial_positions(self) -> np.ndarray:
+        h = self.length / 2
+        return np.array([[h, 0, 0], [0, h, 0], [-h, 0, 0], [0, -h, 0]], dtype=float)
+
+    def initial_state(self) -> np.ndarray:
+        """Livens state ``[q, p, v, λ]`` at rest in the square configuration."""
+        identity = [1.0, 0.0, 0.0, 0.0]
+        q = np.concatenate([np.concatenate([phi, identity]) for phi in self.initial_positions()])
+        return np.concatenate([q, np.zeros(2 * self.n + self.m)])
+
+    def split(self, q):
+        """``(φ, quaternions)`` of shape (4, 3), (4, 4) from q (28,)."""
+        Q = np.asarray(q).reshape(4, 7)
+        return Q[:, :3], Q[:, 3:]
+
+    def mass_matrix(self, q) -> np.ndarray:
+        M = np.zeros((28, 28))
+        _, quats = self.split(q)
+        for a in range(4):
+            M[7 * a : 7 * a + 3, 7 * a : 7 * a + 3] = self.bar_mass * np.eye(3)
+            r = slice(7 * a + 3, 7 * a + 7)
+            M[r, r] = mass_matrix_4(quats[a], self.inertia(a))
+        return M
+
+    def kinetic_energy(self, q, v) -> float:
+        return 0.5 * v @ self.mass_matrix(q) @ v
+
+    def _assemble(self, per_body, q0, q1, v0, v1) -> KineticParts:
+        out = KineticParts(np.zeros(28), np.zeros(28), *(np.zeros((28, 28)) for _ in range(4)))
+        m = self.bar_mass
+        for a in range(4):
+            t, r = slice(7 * a, 7 * a + 3), slice(7 * a + 3, 7 * a + 7)
+            # translation: T̃ = m·(½|v_φ|²), quadratic, so ∂̄_vT = m v_φ^{n+1/2}
+            if v0 is None:  # continuous version at (q1, v1)
+                out.Tv[t] = m * v1[t]
+                out.Tv_v[t, t] = m * np.eye(3)
+                k = per_body(self.inertia(a), q1[r], v1[r])
+            else:
+                out.Tv[t] = 0.5 * m * (v0[t] + v1[t])
+                out.Tv_v[t, t] = 0.5 * m * np.eye(3)
+                k = per_body(self.inertia(a), q0[r], q1[r], v0[r], v1[r])
+            out.Tq[r], out.Tv[r] = k.Tq, k.Tv
+            out.Tq_q[r, r], out.Tq_v[r, r] = k.Tq_q, k.Tq_v
+            out.Tv_q[r, r], out.Tv_v[r, r] = k.Tv_q, k.Tv_v
+        return out
+
+    def grad_kinetic(self, q, v) -> KineticParts:
+        return self._assemble(quat_grad_kinetic, None, q, None, v)
+
+    def dg_kinetic(self, q0, q1, v0, v1) -> KineticParts:
+        """8 invariants: ``Ω^a`` (88) and ``½|v_φ^a|²`` per bar (Sect. 5.5)."""
+        return self._assemble(quat_dg_kinetic, q0, q1, v0, v1)
+
+    def potential(self, q) -> float:
+        return 0.0
+
+    def grad_potential(self, q) -> np.ndarray:
+        return np.zeros(28)
+
+    def hess_potential(self, q) -> np.ndarray:
+        return np.zeros((28, 28))
+
+    def dg_potential(self, q0, q1):
+        return np.zeros(28), np.zeros((28, 28))
+
+    def _rotate(self, quat, X):
+        return E(quat) @ (G(quat).T @ X)
+
+    def constraint(self, q) -> np.ndarray:
+        phi, quats = self.split(q)
+        g = [0.5 * (quats[a] @ quats[a] - 1.0) for a in range(4)]
+        for a, b in self.JOINTS:
+            x_ab = self._rotate(quats[a], self.lever(a, b))
+            x_ba = self._rotate(quats[b], self.lever(b, a))
+            g.extend(phi[a] + x_ab - phi[b] - x_ba)
+        return np.array(g)
+
+    def constraint_jacobian(self, q) -> np.ndarray:
+        """Rows (126): unit constraints ``q^aᵀ``; joints ``[I, 2E(q^a)X̄^{(a,b)}, -I, -2E(q^b)X̄^{(b,a)}]``."""
+        _, quats = self.split(q)
+        D = np.zeros((16, 28))
+        for a in range(4):
+            D[a, 7 * a + 3 : 7 * a + 7] = quats[a]
+        for j, (a, b) in enumerate(self.JOINTS):
+            rows = slice(4 + 3 * j, 7 + 3 * j)
+            D[rows, 7 * a : 7 * a + 3] = np.eye(3)
+            D[rows, 7 * b : 7 * b + 3] = -np.eye(3)
+            D[rows, 7 * a + 3 : 7 * a + 7] = rotate_jacobian(quats[a], self.lever(a, b))
+            D[rows, 7 * b + 3 : 7 * b + 7] = -rotate_jacobian(quats[b], self.lever(b, a))
+        return D
+
+    def constraint_hessian(self, q, lam) -> np.ndarray:
+        """``Σ_k λ_k ∇²g_k``: ``λ_a I4`` per unit constraint; for a joint with multiplier μ,
+        ``∇²(μ·R(q)X) = 2 X̄ᵀ μ⁺`` (from ``E(q)ᵀμ = μ⁺ q``), constant since g is quadratic."""
+        H = np.zeros((28, 28))
+        for a in range(4):
+            H[7 * a + 3 : 7 * a + 7, 7 * a + 3 : 7 * a + 7] += lam[a] * np.eye(4)
+        for j, (a, b) in enumerate(self.JOINTS):
+            mu = lam[4 + 3 * j : 7 + 3 * j]
+            ra, rb = slice(7 * a + 3, 7 * a + 7), slice(7 * b + 3, 7 * b + 7)
+            H[ra, ra] += 2.0 * minus(self.lever(a, b)).T @ plus(mu)
+            H[rb, rb] -= 2.0 * minus(self.lever(b, a)).T @ plus(mu)
+        return H
+
+    def joint_gaps(self, q) -> np.ndarray:
+        """The four joint constraint vectors ``g^{(a,b)}(q)``, shape (4, 3)."""
+        return self.constraint(q)[4:].reshape(4, 3)
+
+    def external_force(self, q, t):
+        """Generalized load (128) at time t: ``[8f e1; 2E(q¹)ᵀ(6f e1); 0]`` and its q-Jacobian."""
+        f_t = float(triangle_load(t, self.f_max))
+        if f_t == 0.0:
+            return None
+        force, torque = 8 * f_t * np.array([1.0, 0, 0]), 6 * f_t * np.array([1.0, 0, 0])
+        out, jac = np.zeros(28), np.zeros((28, 28))
+        out[0:3] = force
+        out[3:7] = 2.0 * plus(torque) @ q[3:7]  # 2E(q)ᵀτ = 2τ⁺q
+        jac[3:7, 3:7] = 2.0 * plus(torque)
+        return out, jac
+
+    def linear_momentum(self, p) -> np.ndarray:
+        return np.asarray(p).reshape(4, 7)[:, :3].sum(axis=0)
+
+    def angular_momentum(self, q, p) -> np.ndarray:
+        """``L = Σ_a φ^a × p_φ^a + ½E(q^a)p_q^a`` (total spatial angular momentum about 0)."""
+        phi, quats = self.split(q)
+        P = np.asarray(p).reshape(4, 7)
+        return sum(np.cross(phi[a], P[a, :3]) + angular_momentum(quats[a], P[a, 3:])
+                   for a in range(4))

@@ -1,0 +1,302 @@
+"""Tests of director bodies, the GGL examples and the GGL variational integrator (chapter 001)."""
+
+from functools import partial
+
+import numpy as np
+import pytest
+
+from mbslib.integrators import ggl
+from mbslib.newton import fd_jacobian
+from mbslib.simulate import simulate
+from mbslib.symplectic import constrained_tangent_basis, symplecticity_defect
+from mbslib.systems import directors as dr
+from mbslib.systems import ggl_examples as ex
+
+RNG = np.random.default_rng(20230601)
+TOP = ex.heavy_top()
+TOP_Q0, TOP_QD0 = ex.heavy_top_initial_state()
+BAR = ex.double_four_bar()
+
+
+def top_run(h, t_end, system=TOP, variant="paper"):
+    x0 = ggl.initial_vector(system, TOP_Q0, TOP_QD0)
+    return simulate(partial(ggl.step_ggl, system, variant=variant), x0, h, t_end)
+
+
+# --- director bodies and assembly ------------------------------------------------------------
+
+
+def test_euler_tensor_and_mass_matrix():
+    E = dr.euler_tensor_values([2.0, 3.0, 4.0])
+    assert np.allclose(E, [2.5, 1.5, 0.5])  # E_1 = (J2 + J3 − J1)/2 ...
+    body = dr.DirectorBody(1.5, tuple(E))
+    assert np.allclose(body.mass_diag(), np.repeat([1.5, 2.5, 1.5, 0.5], 3))
+    # Σ E_i d_i ⊗ d_i reproduces J = tr(E) I − E for principal directors
+    assert np.allclose(E.sum() - E, [2.0, 3.0, 4.0])
+
+
+@pytest.mark.parametrize(
+    "make, name",
+    [
+        (lambda: dr.euler_tensor_values([1.0, 1.0, 3.0]), "triangle"),
+        (lambda: dr.euler_tensor_values([-1.0, 1.0, 1.0]), "J1"),
+        (lambda: dr.DirectorBody(-1.0, (1.0, 1.0, 1.0)), "mass"),
+        (lambda: dr.DirectorBody(1.0, (1.0, 0.0, 1.0)), "E2"),
+        (lambda: dr.DirectorBody(1.0, (1.0, 1.0), dim=4), "dim"),
+        (lambda: ex.heavy_top(ex.HeavyTopParams(a=-0.1)), "a"),
+        (lambda: ex.heavy_top(scaling="other"), "scaling"),
+        (lambda: ex.double_four_bar(ex.FourBarParams(eta=-1.0)), "eta"),
+        (lambda: ex.four_bar_initial_state(variant="X"), "variant"),
+        (lambda: ggl.step_ggl(TOP, ggl.initial_vector(TOP, TOP_Q0, TOP_QD0), -0.1), "h"),
+        (lambda: ggl.residual_ggl(TOP, np.zeros(54), np.zeros(54), 0.1, variant="x"), "variant"),
+    ],
+)
+def test_bad_parameters_raise_naming_them(make, name):
+    with pytest.raises(ValueError, match=name):
+        make()
+
+
+def test_point_matrix_places_material_points():
+    q = RNG.normal(size=12)
+    X = np.array([0.3, -0.2, 0.7])
+    x = dr.point_matrix(3, X) @ q
+    assert np.allclose(x, q[:3] + X[0] * q[3:6] + X[1] * q[6:9] + X[2] * q[9:12])
+
+
+@pytest.mark.parametrize("system", [TOP, BAR, TOP.with_constraint_scaling(np.arange(1.0, 10.0))], ids=["top", "bar", "scaled"])
+def test_constraint_jacobian_and_hessians_match_finite_differences(system):
+    q = RNG.normal(size=system.d)  # off the constraint manifold
+    assert np.abs(system.G(q) - fd_jacobian(system.g, q)).max() <= 1e-9
+    for k in range(system.m):
+        Hk = fd_jacobian(lambda x: system.G(x)[k], q)
+        assert np.abs(Hk - system.constraints.H[k]).max() <= 1e-9
+    assert np.abs(system.dV(q) - fd_jacobian(lambda x: np.atleast_1d(system.V(x)), q)[0]).max() <= 1e-9
+    # vectorised evaluation over a trajectory agrees with the single-state one
+    Q = RNG.normal(size=(4, system.d))
+    assert np.allclose(system.g(Q)[2], system.g(Q[2]))
+    assert np.allclose(system.G(Q)[3], system.G(Q[3]))
+
+
+def test_top_initial_data_match_spec_values():
+    P = ex.HeavyTopParams()
+    assert P.mass == pytest.approx(0.225 * np.pi, rel=1e-14)
+    assert np.allclose(P.J, 5.301437602933e-4, rtol=1e-12)
+    assert P.omega_s == pytest.approx(135.6, rel=1e-13)
+    assert np.abs(TOP.g(TOP_Q0)).max() <= 1e-15
+    assert np.abs(TOP.G(TOP_Q0) @ TOP_QD0).max() <= 1e-15
+    p0 = TOP.M * TOP_QD0
+    assert TOP.kinetic_from_p(p0) + TOP.V(TOP_Q0) == pytest.approx(5.669055191, abs=1e-8)
+    assert np.allclose(dr.angular_momentum(TOP_Q0, p0, 3), [0.0, -0.0450394723, 0.0710657711], atol=1e-10)
+    assert np.allclose(TOP_Q0[:3], [0.0, -0.0649519053, 0.0375], atol=1e-10)
+
+
+@pytest.mark.parametrize("variant, rate, T0", [("P", -11 / 12, 1.375), ("C", -1.0, 1.5)])
+def test_four_bar_initial_data(variant, rate, T0):
+    q0, qd0 = ex.four_bar_initial_state(variant=variant)
+    assert np.abs(BAR.g(q0)).max() <= 1e-15
+    assert np.linalg.matrix_rank(BAR.G(q0)) == 29
+    assert BAR.kinetic_from_v(qd0) == pytest.approx(T0, rel=1e-14)
+    assert ex.four_bar_crank_rate_after_projection(variant=variant) == pytest.approx(rate, rel=1e-14)
+    consistent = np.abs(BAR.G(q0) @ qd0).max()
+    assert (consistent <= 1e-15) if variant == "C" else (consistent == pytest.approx(0.5))
+    assert dr.angular_momentum(q0, BAR.M * qd0, 2) == pytest.approx(-2.75 if variant == "P" else -3.0)
+
+
+def test_four_bar_configuration_stays_on_constraints_and_reduced_periods():
+    for theta in np.linspace(-np.pi, np.pi, 7):
+        q, dq = ex.four_bar_configuration(theta)
+        assert np.abs(BAR.g(q)).max() <= 1e-15
+        assert np.abs(BAR.G(q) @ dq).max() <= 1e-15
+    assert ex.four_bar_period(-1.0) == pytest.approx(1.94251, abs=1e-5)
+    assert ex.four_bar_period(-11 / 12) == pytest.approx(1.99488, abs=1e-5)
+
+
+def test_damping_matrices_are_psd_and_agree_on_translating_couplers():
+    P = ex.FourBarParams(eta=0.5)
+    Cs, Cm = ex.four_bar_damping_matrix(P, "symmetric"), ex.four_bar_damping_matrix(P, "metis")
+    assert np.allclose(Cs, Cs.T) and np.linalg.eigvalsh(Cs).min() >= -1e-14
+    _, dq = ex.four_bar_configuration(0.3)
+    # the forces differ in the director rows, but their work on the 1-DOF motion agrees
+    assert not np.allclose(Cs @ dq, Cm @ dq)
+    assert dq @ Cs @ dq == pytest.approx(dq @ Cm @ dq, rel=1e-14)
+    # dissipated power = 2 x Rayleigh function = 2 η (l θ̇)² for θ̇ = 1
+    assert ex.double_four_bar(P).dissipated_power(dq) == pytest.approx(2 * 0.5 * 1.0)
+
+
+# --- the GGL-VI: residual, tangent, one step -----------------------------------------------
+
+
+@pytest.mark.parametrize("variant", ggl.VARIANTS)
+@pytest.mark.parametrize(
+    "system", [TOP, ex.double_four_bar(ex.FourBarParams(eta=0.5))], ids=["top", "damped-bar"]
+)
+def test_newton_matrix_and_start_jacobian_match_finite_differences(system, variant):
+    n = 3 * system.d + 2 * system.m
+    x_n, x_n1 = RNG.normal(size=n), RNG.normal(size=n)  # far from any solution
+    h = 0.05
+    J = ggl.jacobian_ggl(system, x_n, x_n1, h, variant)
+    J_fd = fd_jacobian(lambda x: ggl.residual_ggl(system, x_n, x, h, variant), x_n1)
+    assert np.abs(J - J_fd).max() <= 1e-8 * max(1.0, np.abs(J).max())
+
+    def res_start(z):
+        x = x_n.copy()
+        x[: 2 * system.d] = z
+        return ggl.residual_ggl(system, x, x_n1, h, variant)
+
+    J_z = ggl.jacobian_ggl_start(system, x_n, x_n1, h, variant)
+    J_z_fd = fd_jacobian(res_start, x_n[: 2 * system.d])
+    assert np.abs(J_z - J_z_fd).max() <= 1e-8 * max(1.0, np.abs(J_z).max())
+
+
+def test_one_step_satisfies_scheme_and_constraints():
+    x0 = ggl.initial_vector(TOP, TOP_Q0, TOP_QD0)
+    h = 0.002
+    x1, report = ggl.step_ggl(TOP, x0, h)
+    assert report.n_iter <= 6
+    assert np.abs(ggl.residual_ggl(TOP, x0, x1, h)).max() <= 1e-9
+    u = ggl.split(TOP, x1)
+    assert np.abs(TOP.g(u.q)).max() <= 1e-12  # (41d)
+    qbar = TOP_Q0 + h * u.v
+    assert np.abs(TOP.G(qbar) @ (u.p / TOP.M)).max() <= 1e-12  # (41e)
+    # the nonlinear velocity constraints are violated at the node, the linear ones are not
+    gv = TOP.velocity_constraints(u.q, u.p)
+    assert np.abs(gv[:6]).max() > 1e-4 and np.abs(gv[6:]).max() <= 1e-12
+
+
+def test_unconstrained_limit_is_symplectic_euler():
+    rng = np.random.default_rng(7)
+    K = rng.normal(size=(4, 4))
+    K = K @ K.T + np.eye(4)
+    empty = dr.QuadraticConstraints(H=np.zeros((0, 4, 4)), A=np.zeros((0, 4)), c=np.zeros(0))
+    system = dr.ConstrainedSystem(M=np.array([1.0, 2.0, 3.0, 4.0]), f=rng.normal(size=4), constraints=empty, K=K)
+    q, p = rng.normal(size=4), rng.normal(size=4)
+    x = ggl.initial_vector(system, q, p / system.M)
+    h = 0.01
+    for _ in range(20):
+        x, _ = ggl.step_ggl(system, x, h)
+        p = p - h * system.dV(q)  # Euler-B: kick, then drift
+        q = q + h * p / system.M
+    u = ggl.split(system, x)
+    assert np.abs(u.q - q).max() <= 1e-12 and np.abs(u.p - p).max() <= 1e-12
+
+
+def test_constraint_scaling_leaves_trajectory_unchanged():
+    a = top_run(0.002, 0.04)
+    b = top_run(0.002, 0.04, system=ex.heavy_top(scaling="metis"))
+    d = TOP.d
+    assert np.abs(a.x[:, : 3 * d] - b.x[:, : 3 * d]).max() <= 1e-12
+
+
+# --- structure preservation and accuracy -----------------------------------------------------
+
+
+def test_top_conserves_L3_and_constraints_over_many_steps():
+    tr = ggl.split_trajectory(TOP, top_run(0.002, 0.4))
+    L = dr.angular_momentum(tr.q, tr.p, 3)
+    assert np.abs(np.diff(L[:, 2])).max() <= 1e-13
+    assert abs(L[0, 2] - 0.0710657711) <= 1e-9
+    assert np.abs(np.diff(L[:, 0])).max() > 1e-5  # gravity torque acts on L1, L2
+    assert np.abs(TOP.g(tr.q)).max() <= 1e-12
+
+
+def test_printed_variant_loses_momentum_conservation():
+    tr = ggl.split_trajectory(TOP, top_run(0.002, 0.1, variant="printed"))
+    L3 = dr.angular_momentum(tr.q, tr.p, 3)[:, 2]
+    assert np.abs(L3 - L3[0]).max() > 1e-6
+
+
+def test_dropping_the_hessian_term_loses_momentum_and_the_solution():
+    x = ggl.initial_vector(TOP, TOP_Q0, TOP_QD0)
+    L3 = [dr.angular_momentum(TOP_Q0, x[12:24], 3)[2]]
+    with pytest.raises(ggl.NewtonError):
+        for _ in range(50):  # the top collapses within a few steps (spec §2.5 C2)
+            x, _ = ggl.step_ggl(TOP, x, 0.002, variant="no_hessian")
+            L3.append(dr.angular_momentum(x[:12], x[12:24], 3)[2])
+    assert len(L3) > 2 and abs(L3[-1] - L3[0]) > 1e-3
+
+
+@pytest.mark.parametrize("variant, holds", [("paper", True), ("printed", False)])
+def test_step_map_is_symplectic_on_constraint_tangent_space(variant, holds):
+    tr = top_run(0.002, 0.014, variant=variant)  # 7 steps
+    x_n = tr.x[-1]
+    x_n1, _ = ggl.step_ggl(TOP, x_n, 0.002, variant=variant)
+    DPhi = ggl.step_map_jacobian_ggl(TOP, x_n, x_n1, 0.002, variant)
+    B = constrained_tangent_basis(TOP.G(x_n[: TOP.d]))
+    defect = symplecticity_defect(DPhi, B)
+    if holds:
+        assert defect <= 1e-8
+        assert symplecticity_defect(DPhi) > 1e-3  # not symplectic on all of R^{2d}
+    else:
+        assert defect > 1e-4
+
+
+def test_step_map_jacobian_matches_finite_differences_of_the_solver():
+    h = 0.002
+    x_n = top_run(h, 0.01).x[-1]
+    x_n1, _ = ggl.step_ggl(TOP, x_n, h)
+    DPhi = ggl.step_map_jacobian_ggl(TOP, x_n, x_n1, h)
+    d = TOP.d
+
+    def phi(z):
+        x = x_n.copy()
+        x[: 2 * d] = z
+        return ggl.step_ggl(TOP, x, h, tol=1e-13)[0][: 2 * d]
+
+    D_fd = fd_jacobian(phi, x_n[: 2 * d])
+    assert np.abs(DPhi - D_fd).max() <= 1e-6 * np.abs(DPhi).max()
+
+
+def test_first_order_convergence_of_height():
+    hs = np.array([1e-4, 5e-5, 1e-5, 5e-6])
+    err = [abs(top_run(h, 1e-3).x[-1, 2] - 0.0375) / 0.0375 for h in hs]
+    slope = np.polyfit(np.log(hs), np.log(err), 1)[0]
+    assert 0.95 <= slope <= 1.05
+
+
+def test_four_bar_follows_reduced_model_and_stays_on_branch():
+    for variant in "PC":
+        q0, qd0 = ex.four_bar_initial_state(variant=variant)
+        tr = simulate(partial(ggl.step_ggl, BAR), ggl.initial_vector(BAR, q0, qd0), 1e-3, 0.4)
+        nodes = ggl.split_trajectory(BAR, tr)
+        x4 = nodes.q[:, 0] + 0.5 * nodes.q[:, 2]
+        ref = ex.four_bar_reference(tr.t, ex.four_bar_crank_rate_after_projection(variant=variant))
+        assert np.abs(x4 - ref.x4).max() <= 2e-3
+        assert np.abs(nodes.q[:, 20:22] - [1.0, 0.0]).max() <= 1e-8  # coupler B4 stays horizontal
+        gv_ext = BAR.velocity_constraints(nodes.q, nodes.p)[1:, 15:]
+        assert np.abs(gv_ext).max() <= 1e-12
+
+
+def test_damped_scheme_dissipates_the_discrete_power():
+    P = ex.FourBarParams(eta=0.5)
+    system = ex.double_four_bar(P)
+    q0, qd0 = ex.four_bar_initial_state(P, "C")
+    h = 1e-3
+    nodes = ggl.split_trajectory(system, simulate(partial(ggl.step_ggl, system), ggl.initial_vector(system, q0, qd0), h, 0.3))
+    Hv = system.kinetic_from_v(nodes.v) + system.V(nodes.q)
+    Pv = system.dissipated_power(nodes.v)
+    dH = np.diff(Hv[:-1])
+    assert np.all(Pv[:-1] > 0)
+    assert np.abs(dH + h * Pv[:-2]).max() <= 1e-3
+    undamped = ggl.split_trajectory(BAR, simulate(partial(ggl.step_ggl, BAR), ggl.initial_vector(BAR, q0, qd0), h, 0.3))
+    H_und = BAR.kinetic_from_p(undamped.p) + BAR.V(undamped.q)
+    H_dam = system.kinetic_from_p(nodes.p) + system.V(nodes.q)
+    assert H_dam[-1] < H_und[-1] - 0.1
+
+
+def test_min_norm_newton_solves_rank_deficient_systems():
+    A = np.array([[1.0, 1.0], [2.0, 2.0]])  # singular; b in its range
+    b = np.array([2.0, 4.0])
+    x, report = ggl.newton_min_norm(lambda x: A @ x - b, lambda x: A, np.zeros(2))
+    assert np.allclose(x, [1.0, 1.0]) and report.n_iter == 1  # the minimum-norm solution
+    with pytest.raises(ggl.NewtonError):
+        ggl.newton_min_norm(lambda x: A @ x - [1.0, 0.0], lambda x: A, np.zeros(2))
+
+
+def test_step_at_singular_configuration_falls_back_and_keeps_the_branch():
+    q, dq = ex.four_bar_configuration(0.0)  # all bars horizontal: rank G < 29
+    assert np.linalg.matrix_rank(BAR.G(q)) < 29
+    x1, report = ggl.step_ggl(BAR, ggl.initial_vector(BAR, q, -2.0 * dq), 1e-3)
+    assert report.n_iter > 40  # plain Newton failed, the minimum-norm updates converged
+    assert report.residual_history[-1] <= 1e-9
+    # exactly at the bifurcation point only round-off selects the branch; the coupler stays horizontal to 1e-5
+    assert np.abs(x1[20:22] - [1.0, 0.0]).max() <= 1e-5
