@@ -1,0 +1,369 @@
+"""The rotating rigid body in director form, with and without the non-twisting constraint.
+
+Gebhardt & Romero, *The rotating rigid body model based on a non-twisting frame*,
+J. Nonlinear Sci. (2020). The body has a fixed point; its configuration is the stack of the
+three directors ``q = (d1, d2, d3)`` in R^9 (Sect. 3.5), subject to six holonomic
+orthonormality constraints ``h(q) = 0``. The *non-twisting* body adds the nonholonomic
+constraint ``w · d3 = 0`` (zero spin about d3), written in director velocities as
+``g = (1 - a) ḋ1·d2 - a ḋ2·d1 = 0`` (eq. 80).
+
+Conventions
+-----------
+- ``q`` has shape (9,), ``q[0:3] = d1``, ``q[3:6] = d2``, ``q[6:9] = d3``; the rotation is
+  ``Λ = [d1 d2 d3]`` (directors as columns), ``Λ = d_i ⊗ D_i`` with ``D_i = E_i``.
+- The convected inertia ``J`` and the Euler coefficients ``𝒥`` are related by
+  ``J = tr(𝒥) I - 𝒥`` and ``𝒥 = ½ tr(J) I - J``; the mass matrix is ``M = 𝒥 ⊗ I3`` (eq. 88).
+- A state for the energy–momentum scheme is ``x = (q, q̇)`` of shape (18,).
+- Material follower moment of Cases 2–3 (eqs. 115, 118): ``m = -s f(t) (α d1 + β d2)``, with
+  the triangular time function ``f`` of eq. (116), stretched to a duration ``T``; its
+  director forces are ``f_i = ½ m × d_i`` (eq. 68).
+
+The exact reduced dynamics used as reference (derived from eqs. 77–79) is
+``J⊥ Ẇ⊥ = M⊥(t)``, ``Λ̇ = Λ Ŵ`` with ``W = (W1, W2, 0)``: the material angular momentum
+evolves independently of the rotation.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import NamedTuple
+
+import numpy as np
+from scipy.integrate import solve_ivp
+
+from mbslib.rotations import exp_so3, hat
+from mbslib.validation import in_range, inertia, positive, vector
+
+#: Convected inertia of the paper's numerical examples, kg m² (eq. 111).
+J_PAPER = np.array([[3.0, -1.0 / 7.0, 0.0], [-1.0 / 7.0, 4.0, 0.0], [0.0, 0.0, 5.0]])
+
+I3 = np.eye(3)
+
+
+class NontwistingBody(NamedTuple):
+    """Parameters of the (non-twisting) rigid body in director form.
+
+    Attributes
+    ----------
+    J : ndarray, shape (3, 3)
+        Convected inertia tensor, kg m² (eq. 111 for the paper's examples).
+    alpha, beta : float
+        Amplitudes of the material moment ``m = -s f(t)(α d1 + β d2)``, N m (eqs. 115, 118).
+    load_scale : float
+        The factor ``s`` (1 = the printed loads).
+    duration : float
+        Duration ``T`` of the triangular time function (1 s in eq. 116).
+    a : float
+        Weight in the nonholonomic constraint (80), in [0, 1]; it does not change the motion.
+    """
+
+    J: np.ndarray
+    alpha: float = 0.0
+    beta: float = 0.0
+    load_scale: float = 1.0
+    duration: float = 1.0
+    a: float = 0.5
+
+    @property
+    def euler(self) -> np.ndarray:
+        """Euler inertia coefficients 𝒥 = ½ tr(J) I − J, shape (3, 3)."""
+        return euler_coefficients(self.J)
+
+    @property
+    def M(self) -> np.ndarray:
+        """Constant director mass matrix M = 𝒥 ⊗ I3, shape (9, 9) (eq. 88); read-only."""
+        return _mass_matrix(np.asarray(self.J, dtype=float).tobytes())
+
+    @property
+    def loaded(self) -> bool:
+        return self.load_scale * (abs(self.alpha) + abs(self.beta)) > 0.0
+
+
+def make_body(J=J_PAPER, alpha=0.0, beta=0.0, load_scale=1.0, duration=1.0, a=0.5) -> NontwistingBody:
+    """Validated :class:`NontwistingBody`; raises ValueError naming a bad parameter."""
+    J = inertia("J", J)
+    if not np.all(np.isfinite([alpha, beta, load_scale])):
+        raise ValueError("alpha, beta and load_scale must be finite")
+    if load_scale < 0:
+        raise ValueError(f"load_scale must be non-negative, got {load_scale!r}")
+    positive(duration=duration)
+    in_range("a", a, 0.0, 1.0)
+    if np.linalg.eigvalsh(euler_coefficients(J))[0] <= 0:
+        raise ValueError("J must satisfy the triangle inequalities (Euler coefficients positive definite)")
+    return NontwistingBody(J, float(alpha), float(beta), float(load_scale), float(duration), float(a))
+
+
+@lru_cache(maxsize=64)
+def _mass_matrix(J_bytes: bytes) -> np.ndarray:
+    M = np.kron(euler_coefficients(np.frombuffer(J_bytes).reshape(3, 3)), I3)
+    M.flags.writeable = False
+    return M
+
+
+def euler_coefficients(J) -> np.ndarray:
+    """Euler inertia coefficients 𝒥 = ½ tr(J) I − J (inverse of J = tr(𝒥) I − 𝒥), shape (3, 3)."""
+    J = np.asarray(J, dtype=float)
+    return 0.5 * np.trace(J) * I3 - J
+
+
+def inertia_from_euler(E) -> np.ndarray:
+    """Convected inertia J = tr(𝒥) I − 𝒥 from the Euler coefficients, shape (3, 3)."""
+    E = np.asarray(E, dtype=float)
+    return np.trace(E) * I3 - E
+
+
+# --- configuration helpers -------------------------------------------------------------------
+
+
+def directors(q) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Split ``q`` (..., 9) into (d1, d2, d3), each (..., 3)."""
+    q = np.asarray(q)
+    return q[..., 0:3], q[..., 3:6], q[..., 6:9]
+
+
+def q_from_rotation(R) -> np.ndarray:
+    """Directors of Λ (columns d_i = Λ E_i) stacked as q, shape (9,) or (N, 9) for (N, 3, 3)."""
+    R = np.asarray(R, dtype=float)
+    return np.swapaxes(R, -1, -2).reshape(R.shape[:-2] + (9,))
+
+
+def rotation_from_q(q) -> np.ndarray:
+    """Λ = d_i ⊗ E_i = [d1 d2 d3], shape (3, 3) or (N, 3, 3)."""
+    q = np.asarray(q, dtype=float)
+    return np.swapaxes(q.reshape(q.shape[:-1] + (3, 3)), -1, -2)
+
+
+def rigid_velocity(omega, q) -> np.ndarray:
+    """Director velocities ḋ_i = ω × d_i of a rigid rotation, shape (9,) (eq. 57 / ICs 67)."""
+    d1, d2, d3 = directors(q)
+    return np.concatenate([np.cross(omega, d1), np.cross(omega, d2), np.cross(omega, d3)])
+
+
+def initial_state(omega0, R0=None) -> np.ndarray:
+    """EM state x0 = (q0, q̇0) for Λ(0) = R0 (identity by default) and spatial ω(0), shape (18,)."""
+    omega0 = vector("omega0", omega0, (3,))
+    q0 = q_from_rotation(I3 if R0 is None else np.asarray(R0, dtype=float))
+    return np.concatenate([q0, rigid_velocity(omega0, q0)])
+
+
+# --- constraints (eqs. 63 with the unit lengths added, and 80) -------------------------------
+
+
+def constraint(q) -> np.ndarray:
+    """Orthonormality constraints h(q), shape (6,) (eq. 63 completed with the unit lengths).
+
+    ``h = (½(d1·d1−1), ½(d2·d2−1), ½(d3·d3−1), d2·d3, d1·d3, d1·d2)``.
+    """
+    d1, d2, d3 = directors(q)
+    return np.array(
+        [0.5 * (d1 @ d1 - 1.0), 0.5 * (d2 @ d2 - 1.0), 0.5 * (d3 @ d3 - 1.0), d2 @ d3, d1 @ d3, d1 @ d2]
+    )
+
+
+def constraint_jacobian(q) -> np.ndarray:
+    """H(q) = ∂h/∂q, shape (6, 9)."""
+    d1, d2, d3 = directors(q)
+    H = np.zeros((6, 9))
+    H[0, 0:3] = d1
+    H[1, 3:6] = d2
+    H[2, 6:9] = d3
+    H[3, 3:6], H[3, 6:9] = d3, d2
+    H[4, 0:3], H[4, 6:9] = d3, d1
+    H[5, 0:3], H[5, 3:6] = d2, d1
+    return H
+
+
+def constraint_hessian(lam) -> np.ndarray:
+    """C(λ) = ∇²(λ·h), the constant symmetric 9×9 block matrix (diag λ1..3, off-diag λ4..6)."""
+    l1, l2, l3, l4, l5, l6 = lam
+    return np.kron(np.array([[l1, l6, l5], [l6, l2, l4], [l5, l4, l3]]), I3)
+
+
+@lru_cache(maxsize=16)
+def twist_matrix(a: float) -> np.ndarray:
+    """B with G(q)ᵀ = B q, i.e. G(q) = [(1−a) d2ᵀ | −a d1ᵀ | 0] (eq. 80), shape (9, 9); read-only."""
+    B = np.zeros((9, 9))
+    B[0:3, 3:6] = (1.0 - a) * I3
+    B[3:6, 0:3] = -a * I3
+    B.flags.writeable = False
+    return B
+
+
+def twist_rate(q, qdot, a: float = 0.5) -> float:
+    """Nonholonomic constraint g = G(q) q̇ = (1−a) ḋ1·d2 − a ḋ2·d1 (eq. 80)."""
+    return float((twist_matrix(a) @ q) @ qdot)
+
+
+# --- load (eqs. 68, 84, 115, 116, 118) --------------------------------------------------------
+
+
+def ramp(t, duration: float = 1.0):
+    """Triangular time function f(t) of eq. (116) stretched to ``duration``: peak 1 at T/2, 0 for t ≥ T."""
+    s = np.asarray(t, dtype=float) / duration
+    return np.where(s < 0.5, 2.0 * s, np.where(s < 1.0, 2.0 - 2.0 * s, 0.0)) * (s >= 0)
+
+
+def ramp_integral(t, duration: float = 1.0):
+    """F(t) = ∫₀ᵗ f: T s² for s < ½, T(2s − s² − ½) for ½ ≤ s < 1, T/2 afterwards (s = t/T)."""
+    s = np.clip(np.asarray(t, dtype=float) / duration, 0.0, None)
+    return duration * np.where(s < 0.5, s**2, np.where(s < 1.0, 2.0 * s - s**2 - 0.5, 0.5))
+
+
+def ramp_double_integral(t, duration: float = 1.0):
+    """∫₀ᵗ F, with ∫₀ᵀ F = T²/4."""
+    s = np.clip(np.asarray(t, dtype=float) / duration, 0.0, None)
+    rising = s**3 / 3.0
+    falling = 1.0 / 12.0 + s**2 - s**3 / 3.0 - 0.5 * s
+    after = 0.25 + 0.5 * (s - 1.0)
+    return duration**2 * np.where(s < 0.5, rising, np.where(s < 1.0, falling, after))
+
+
+def _load_factor(body: NontwistingBody, t: float) -> float:
+    """s f(t) for a scalar time (eq. 116 stretched to the duration T)."""
+    s = t / body.duration
+    f = 2.0 * s if 0.0 <= s < 0.5 else (2.0 - 2.0 * s if 0.5 <= s < 1.0 else 0.0)
+    return body.load_scale * f
+
+
+def material_load(body: NontwistingBody, t) -> np.ndarray:
+    """Body-frame moment M⊥(t) = −s f(t) (α, β, 0), shape (3,)."""
+    return -_load_factor(body, float(t)) * np.array([body.alpha, body.beta, 0.0])
+
+
+def load_moment(body: NontwistingBody, q, t) -> np.ndarray:
+    """Spatial follower moment m = −s f(t)(α d1 + β d2), shape (3,) (eqs. 115, 118)."""
+    d1, d2, _ = directors(q)
+    return -_load_factor(body, float(t)) * (body.alpha * d1 + body.beta * d2)
+
+
+def director_forces(body: NontwistingBody, q, t) -> np.ndarray:
+    """Generalized director forces Q = (½ m × d1, ½ m × d2, ½ m × d3), shape (9,) (eqs. 68, 84)."""
+    m = load_moment(body, q, t)
+    D = np.asarray(q, dtype=float).reshape(3, 3)  # rows d_i
+    return 0.5 * (D @ hat(m).T).ravel()  # row i: m × d_i
+
+
+def director_forces_jacobian(body: NontwistingBody, q, t) -> np.ndarray:
+    """∂Q/∂q, shape (9, 9): ∂f_i/∂d_j = ½(−[d_i]× ∂m/∂d_j + δ_ij [m]×), ∂m/∂d1 = −sfα I, ∂m/∂d2 = −sfβ I."""
+    f = _load_factor(body, float(t))
+    m = load_moment(body, q, t)
+    dm = (-f * body.alpha, -f * body.beta)
+    K = np.zeros((9, 9))
+    for i, d in enumerate(directors(q)):
+        H = hat(d)
+        K[3 * i : 3 * i + 3, 0:3] = -0.5 * dm[0] * H
+        K[3 * i : 3 * i + 3, 3:6] = -0.5 * dm[1] * H
+    M = 0.5 * hat(m)
+    for i in range(3):
+        K[3 * i : 3 * i + 3, 3 * i : 3 * i + 3] += M
+    return K
+
+
+# --- invariants and post-processing (Sect. 2.9 of the spec; eqs. 65, 109) ---------------------
+
+
+def director_momenta(body: NontwistingBody, qdot) -> np.ndarray:
+    """p = M q̇ = (π¹, π², π³), shape (..., 9) (eq. 65)."""
+    return np.asarray(qdot) @ body.M.T
+
+
+def spatial_angular_momentum(q, p) -> np.ndarray:
+    """π = Σ_i d_i × π^i, shape (..., 3)."""
+    d, P = np.asarray(q), np.asarray(p)
+    return sum(np.cross(d[..., 3 * i : 3 * i + 3], P[..., 3 * i : 3 * i + 3]) for i in range(3))
+
+
+def material_angular_momentum(q, p) -> np.ndarray:
+    """Π^k = d_k · π, shape (..., 3) (eq. 109: Π¹ = d3·π² − d2·π³, ...)."""
+    q = np.asarray(q)
+    pi = spatial_angular_momentum(q, p)
+    return np.stack([np.sum(q[..., 3 * k : 3 * k + 3] * pi, axis=-1) for k in range(3)], axis=-1)
+
+
+def kinetic_energy(body: NontwistingBody, qdot) -> np.ndarray:
+    """K = ½ q̇ · M q̇, shape (...)."""
+    qdot = np.asarray(qdot)
+    return 0.5 * np.sum(qdot * (qdot @ body.M.T), axis=-1)
+
+
+def angular_velocity(q, qdot) -> np.ndarray:
+    """w = ½ Σ_i d_i × ḋ_i (exact for a rigid velocity field), shape (..., 3)."""
+    return 0.5 * spatial_angular_momentum(q, qdot)
+
+
+# --- exact reduced solutions (J⊥ Ẇ⊥ = M⊥(t), Λ̇ = Λ Ŵ) -----------------------------------------
+
+
+def _split_inertia(body: NontwistingBody) -> np.ndarray:
+    J = np.asarray(body.J)
+    if abs(J[0, 2]) > 1e-14 or abs(J[1, 2]) > 1e-14:
+        raise ValueError("J must split as J⊥ + J∥ D3⊗D3 (J13 = J23 = 0) for the reduced reference")
+    return J[:2, :2]
+
+
+def body_angular_velocity(body: NontwistingBody, W0, t) -> np.ndarray:
+    """Exact W(t) = (J⊥⁻¹(J⊥W0⊥ − s F(t)(α, β)), 0), shape (..., 3) for t of shape (...)."""
+    Jp = _split_inertia(body)
+    W0 = vector("W0", W0, (3,))
+    F = body.load_scale * ramp_integral(t, body.duration)
+    Pi = Jp @ W0[:2] - np.multiply.outer(F, [body.alpha, body.beta])
+    W = np.linalg.solve(Jp, Pi[..., None])[..., 0] if Pi.ndim > 1 else np.linalg.solve(Jp, Pi)
+    return np.concatenate([W, np.zeros(W.shape[:-1] + (1,))], axis=-1)
+
+
+def exact_rotation(body: NontwistingBody, W0, t, R0=None, rtol=1e-13, atol=1e-14) -> np.ndarray:
+    """Exact Λ(t) of the non-twisting body, shape (N, 3, 3) for t of shape (N,).
+
+    During the load (t < T) Λ̇ = Λ Ŵ(t) is integrated with DOP853, split at the kink t = T/2
+    (skipped when the body-frame axis of W is fixed, where Λ = R0 exp(Φ(t) n̂) in closed form);
+    afterwards Λ(t) = Λ(T) exp((t − T) Ŵ(T)).
+    """
+    t = np.atleast_1d(np.asarray(t, dtype=float))
+    R0 = I3 if R0 is None else np.asarray(R0, dtype=float)
+    W0 = vector("W0", W0, (3,))
+    T = body.duration
+    Wt = body_angular_velocity(body, W0, t)
+    out = np.empty((t.size, 3, 3))
+    Jp = _split_inertia(body)
+    Pi0 = Jp @ W0[:2]
+    load = body.load_scale * np.array([body.alpha, body.beta])
+    fixed_axis = not body.loaded or abs(Pi0[0] * load[1] - Pi0[1] * load[0]) <= 1e-14 * (
+        np.linalg.norm(Pi0) * np.linalg.norm(load)
+    )
+    if fixed_axis:
+        # W(t) = c(t) u with a fixed body-frame direction u: Λ = R0 exp(∫c dt û).
+        u = W0 if np.linalg.norm(W0) > 0 else np.append(-np.linalg.solve(Jp, load), 0.0)
+        u = u / np.linalg.norm(u)
+        c0 = W0 @ u
+        v = np.linalg.solve(Jp, load) @ u[:2]
+        phi = c0 * t - v * ramp_double_integral(t, T)
+        for k in range(t.size):
+            out[k] = R0 @ exp_so3(phi[k] * u)
+        return out
+
+    def rhs(s, y):
+        W = body_angular_velocity(body, W0, s)
+        return (y.reshape(3, 3) @ hat(W)).ravel()
+
+    R_half = solve_ivp(rhs, (0.0, T / 2), R0.ravel(), method="DOP853", rtol=rtol, atol=atol,
+                       dense_output=True)
+    R_end = solve_ivp(rhs, (T / 2, T), R_half.y[:, -1], method="DOP853", rtol=rtol, atol=atol,
+                      dense_output=True)
+    RT = R_end.y[:, -1].reshape(3, 3)
+    WT = body_angular_velocity(body, W0, T)
+    for k, s in enumerate(t):
+        if s < T / 2:
+            out[k] = R_half.sol(s).reshape(3, 3)
+        elif s < T:
+            out[k] = R_end.sol(s).reshape(3, 3)
+        else:
+            out[k] = RT @ exp_so3((s - T) * WT)
+    return out
+
+
+def post_load_invariants(body: NontwistingBody, W0) -> tuple[np.ndarray, float]:
+    """Exact (Π¹, Π²) and K after the load: Π = J⊥W0⊥ − s (T/2)(α, β), K = ½ Π·J⊥⁻¹Π."""
+    Jp = _split_inertia(body)
+    W0 = vector("W0", W0, (3,))
+    Pi = Jp @ W0[:2] - body.load_scale * 0.5 * body.duration * np.array([body.alpha, body.beta])
+    return Pi, float(0.5 * Pi @ np.linalg.solve(Jp, Pi))

@@ -1,0 +1,313 @@
+"""Tests of the director rigid body, the non-twisting body and its EM/DLA schemes (chapter 004)."""
+
+import numpy as np
+import pytest
+from scipy.integrate import quad, solve_ivp
+
+from mbslib.integrators.nonholonomic_em import (
+    dla_stepper,
+    em_stepper,
+    jacobian_dla,
+    jacobian_em,
+    quotient_of_precision_history,
+    residual_dla,
+    residual_em,
+    step_dla,
+    step_em,
+)
+from mbslib.newton import NewtonError, fd_jacobian
+from mbslib.rotations import exp_so3, hat
+from mbslib.simulate import simulate
+from mbslib.sphere import parallel_transport
+from mbslib.systems import nontwisting_body as nb
+
+CASE1 = dict(W0=(6.0, -18.0, 0.0))
+CASE3 = dict(alpha=1236.25, beta=537.5)
+
+
+@pytest.fixture(scope="module")
+def rng():
+    return np.random.default_rng(4)
+
+
+def state_dla(body, x):
+    return np.concatenate([x[:9], nb.director_momenta(body, x[9:])])
+
+
+def invariants(body, q, v):
+    p = nb.director_momenta(body, v)
+    return nb.material_angular_momentum(q, p), nb.spatial_angular_momentum(q, p), nb.kinetic_energy(body, v)
+
+
+# --- system --------------------------------------------------------------------------------
+
+
+def test_inertia_relations():
+    E = nb.euler_coefficients(nb.J_PAPER)
+    np.testing.assert_allclose(E, [[3, 1 / 7, 0], [1 / 7, 2, 0], [0, 0, 1]], atol=1e-15)
+    np.testing.assert_allclose(nb.inertia_from_euler(E), nb.J_PAPER, atol=1e-15)
+
+
+def test_rigid_velocity_invariants(rng):
+    """For q̇ = ω × d_i: K = ½ W·JW, π = Λ J Λᵀ ω, Π = J W, w = ω, g = ω·d3 for every a."""
+    body = nb.make_body()
+    R = exp_so3(rng.standard_normal(3))
+    omega = rng.standard_normal(3)
+    x = nb.initial_state(omega, R)
+    q, v = x[:9], x[9:]
+    W = R.T @ omega
+    Pi, pi, K = invariants(body, q, v)
+    np.testing.assert_allclose(K, 0.5 * W @ nb.J_PAPER @ W, rtol=1e-13)
+    np.testing.assert_allclose(pi, R @ nb.J_PAPER @ W, rtol=1e-13)
+    np.testing.assert_allclose(Pi, nb.J_PAPER @ W, rtol=1e-13)
+    np.testing.assert_allclose(nb.angular_velocity(q, v), omega, rtol=1e-13)
+    np.testing.assert_allclose(nb.rotation_from_q(q), R, atol=1e-15)
+    for a in (0.0, 0.3, 1.0):
+        assert nb.twist_rate(q, v, a) == pytest.approx(omega @ R[:, 2], rel=1e-12)
+
+
+def test_constraint_jacobian_and_hessian_fd(rng):
+    q = rng.standard_normal(9)  # off the manifold
+    lam = rng.standard_normal(6)
+    np.testing.assert_allclose(nb.constraint_jacobian(q), fd_jacobian(nb.constraint, q), atol=1e-9)
+    HtL = fd_jacobian(lambda y: nb.constraint_jacobian(y).T @ lam, q)
+    np.testing.assert_allclose(nb.constraint_hessian(lam), HtL, atol=1e-9)
+    np.testing.assert_allclose(nb.constraint(nb.q_from_rotation(exp_so3([0.3, -1.0, 2.0]))), 0, atol=1e-15)
+
+
+def test_load_jacobian_fd(rng):
+    body = nb.make_body(**CASE3)
+    q = rng.standard_normal(9)
+    for t in (0.2, 0.7):
+        dQ = fd_jacobian(lambda y: nb.director_forces(body, y, t), q)
+        np.testing.assert_allclose(nb.director_forces_jacobian(body, q, t), dQ, atol=1e-8)
+    # the director forces do the virtual work of the moment: Σ f_i·(δθ × d_i) = m·δθ
+    dtheta = rng.standard_normal(3)
+    q = nb.q_from_rotation(exp_so3(rng.standard_normal(3)))
+    dq = nb.rigid_velocity(dtheta, q)
+    assert nb.director_forces(body, q, 0.3) @ dq == pytest.approx(nb.load_moment(body, q, 0.3) @ dtheta)
+
+
+def test_ramp_integrals():
+    for T in (1.0, 0.4):
+        for t in (0.1, 0.3, 0.5, 0.77, 1.0, 1.6):
+            F = quad(lambda s: float(nb.ramp(s, T)), 0, t, points=[T / 2, T], limit=200)[0]
+            assert nb.ramp_integral(t, T) == pytest.approx(F, abs=1e-13)
+            G = quad(lambda s: float(nb.ramp_integral(s, T)), 0, t, points=[T / 2, T], limit=200)[0]
+            assert nb.ramp_double_integral(t, T) == pytest.approx(G, abs=1e-13)
+
+
+def test_post_load_analytic_values():
+    Pi, K = nb.post_load_invariants(nb.make_body(alpha=2472.5, beta=1075.0), [0, 0, 0])
+    np.testing.assert_allclose(Pi, [-1236.25, -537.5])
+    assert K == pytest.approx(1405286225 / 4696, rel=1e-14)
+    Pi, K = nb.post_load_invariants(nb.make_body(**CASE3), [1.5, 4.5, 0])
+    assert K == pytest.approx(9561713489 / 131488, rel=1e-14)
+
+
+def test_exact_rotation_against_independent_integration():
+    """Case 3 reference (split DOP853) vs one unsplit solve at another tolerance; Case 2 closed form vs an ODE solve."""
+    for body, W0 in ((nb.make_body(**CASE3), [1.5, 4.5, 0]), (nb.make_body(alpha=2472.5, beta=1075.0, load_scale=0.01), [0, 0, 0])):
+        t = np.array([0.3, 0.8, 1.0, 1.7])
+        R = nb.exact_rotation(body, W0, t)
+
+        def rhs(s, y, body=body, W0=W0):
+            return (y.reshape(3, 3) @ hat(nb.body_angular_velocity(body, W0, s))).ravel()
+
+        sol = solve_ivp(rhs, (0, 1.7), np.eye(3).ravel(), method="RK45", rtol=1e-11, atol=1e-12, t_eval=t)
+        np.testing.assert_allclose(R.reshape(4, 9), sol.y.T, atol=1e-8)
+
+
+def test_validation_names_parameter():
+    with pytest.raises(ValueError, match="a must"):
+        nb.make_body(a=1.5)
+    with pytest.raises(ValueError, match="duration"):
+        nb.make_body(duration=0.0)
+    with pytest.raises(ValueError, match="load_scale"):
+        nb.make_body(load_scale=-1.0)
+    with pytest.raises(ValueError, match="J"):
+        nb.make_body(J=np.diag([1.0, 1.0, 5.0]))  # violates the triangle inequality
+    body = nb.make_body()
+    x0 = nb.initial_state([1.0, 0.0, 0.0])
+    with pytest.raises(ValueError, match="h must"):
+        step_em(body, x0, -0.1)
+    with pytest.raises(ValueError, match="load_rule"):
+        step_em(body, x0, 0.1, load_rule="trapezoid")
+    with pytest.raises(ValueError, match="omega0"):
+        nb.initial_state([1.0, 2.0])
+
+
+# --- schemes: Jacobians ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("unit_length", [True, False])
+@pytest.mark.parametrize("nonholonomic", [True, False])
+@pytest.mark.parametrize("load_rule", ["midpoint", "endpoint"])
+def test_em_jacobian_fd(rng, nonholonomic, load_rule, unit_length):
+    body = nb.make_body(**CASE3, a=0.3)
+    x = rng.standard_normal(18)
+    z = rng.standard_normal((15 if unit_length else 12) + (1 if nonholonomic else 0))
+    kw = dict(nonholonomic=nonholonomic, load_rule=load_rule, unit_length=unit_length)
+    K = jacobian_em(body, x, z, 0.02, 0.3, **kw)
+    Kfd = fd_jacobian(lambda y: residual_em(body, x, y, 0.02, 0.3, **kw), z)
+    np.testing.assert_allclose(K, Kfd, atol=1e-9)
+
+
+def test_dla_jacobian_fd(rng):
+    body = nb.make_body(**CASE3, a=0.7)
+    x, z = rng.standard_normal(18), rng.standard_normal(16)
+    np.testing.assert_allclose(jacobian_dla(body, x, z, 0.02, 0.3), fd_jacobian(lambda y: residual_dla(body, x, y, 0.02, 0.3), z), atol=1e-9)
+
+
+# --- schemes: invariants and geometry ------------------------------------------------------
+
+
+def test_basic_em_conserves_energy_and_spatial_momentum():
+    """Theorem 8 (G6): the standard body, 1000 steps of Case 1 data, K and π to round-off."""
+    body = nb.make_body()
+    x0 = nb.initial_state(CASE1["W0"])
+    tr = simulate(em_stepper(body, nonholonomic=False), x0, 0.005, 5.0)
+    _, pi, K = invariants(body, tr.x[:, :9], tr.x[:, 9:])
+    assert np.max(np.abs(pi - pi[0])) <= 1e-9 * np.linalg.norm(pi[0])
+    assert np.max(np.abs(K - K[0])) <= 1e-9 * K[0]
+    # the standard body does twist: w·d3 is not zero
+    assert np.max(np.abs([nb.twist_rate(x[:9], x[9:]) for x in tr.x])) > 1.0
+
+
+def test_em_case1_invariants_constraints_and_transport():
+    """Case 1 (200 steps): Π, K to round-off, G1, G2, G3, Newton ≤ 4 iterations on average."""
+    body = nb.make_body()
+    tr = simulate(em_stepper(body), nb.initial_state(CASE1["W0"]), 0.005, 1.0)
+    q = tr.x[:, :9]
+    Pi, _, K = invariants(body, q, tr.x[:, 9:])
+    np.testing.assert_allclose(Pi, np.tile([144 / 7, -510 / 7, 0.0], (len(q), 1)), atol=1e-9)
+    assert np.max(np.abs(K - 5022 / 7)) <= 1e-8
+    assert max(np.max(np.abs(nb.constraint(x))) for x in q) <= 1e-10
+    d1, d2, d3 = nb.directors(q)
+    g = np.sum(d1[1:] * d2[:-1], axis=1) - np.sum(d1[:-1] * d2[1:], axis=1)
+    assert np.max(np.abs(g)) <= 1e-10
+    for n in range(len(q) - 1):
+        for d in (d1, d2):
+            assert np.linalg.norm(d[n + 1] - parallel_transport(d3[n], d3[n + 1], d[n])) <= 1e-8
+    assert tr.n_iter.mean() <= 4
+
+
+@pytest.mark.parametrize("scheme", ["em", "dla"])
+def test_case1_uniform_rotation_with_discrete_angle(scheme):
+    """Case 1: both schemes rotate uniformly about the exact axis; per-step angle 2 arctan(ωh/2) (EM), arcsin(ωh) (DLA)."""
+    body = nb.make_body()
+    h, W0 = 0.005, np.array(CASE1["W0"])
+    w = np.linalg.norm(W0)
+    x0 = nb.initial_state(W0)
+    if scheme == "em":
+        tr, phi = simulate(em_stepper(body), x0, h, 0.5), 2 * np.arctan(w * h / 2)
+    else:
+        tr, phi = simulate(dla_stepper(body), state_dla(body, x0), h, 0.5), np.arcsin(w * h)
+    n = np.arange(len(tr.t))
+    R = np.array([exp_so3(k * phi * W0 / w) for k in n])
+    np.testing.assert_allclose(tr.x[:, :9], nb.q_from_rotation(R), atol=1e-10)
+
+
+def test_parameter_a_does_not_change_motion():
+    """G4: loaded Case 3, a ∈ {0, ½, 1} give the same trajectory."""
+    x0 = nb.initial_state([1.5, 4.5, 0.0])
+    runs = [simulate(em_stepper(nb.make_body(**CASE3, a=a)), x0, 0.005, 0.3).x for a in (0.0, 0.5, 1.0)]
+    assert np.max(np.abs(runs[0] - runs[1])) <= 1e-10
+    assert np.max(np.abs(runs[2] - runs[1])) <= 1e-10
+
+
+def test_dla_invariants_case1():
+    body = nb.make_body()
+    tr = simulate(dla_stepper(body), state_dla(body, nb.initial_state(CASE1["W0"])), 0.005, 0.5)
+    q, p = tr.x[:, :9], tr.x[:, 9:]
+    np.testing.assert_allclose(nb.material_angular_momentum(q, p)[:, :2], np.tile([144 / 7, -510 / 7], (len(q), 1)), atol=1e-9)
+    H = 0.5 * np.sum(p * np.linalg.solve(body.M, p.T).T, axis=1)
+    assert np.max(np.abs(H - 5022 / 7)) <= 1e-8
+    E = nb.kinetic_energy(body, np.diff(q, axis=0) / 0.005)
+    assert E.mean() == pytest.approx(719.0500907975, abs=1e-7)
+
+
+def test_dla_has_no_solution_beyond_unit_rotation():
+    body = nb.make_body()
+    w = np.linalg.norm(CASE1["W0"])
+    x0 = state_dla(body, nb.initial_state(CASE1["W0"]))
+    step_dla(body, x0, 0.9 / w)  # |ω|h = 0.9: solvable
+    with pytest.raises(NewtonError):
+        step_dla(body, x0, 1.2 / w)
+
+
+# --- accuracy -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("scheme", ["em", "dla"])
+def test_second_order_against_exact_solution(scheme):
+    """Case 3 with load scale 0.01 on [0, 1.2] s: director error at second order."""
+    body = nb.make_body(**CASE3, load_scale=0.01)
+    x0 = nb.initial_state([1.5, 4.5, 0.0])
+    q_exact = nb.q_from_rotation(nb.exact_rotation(body, [1.5, 4.5, 0.0], [1.2])[0])
+    errors = []
+    hs = (0.02, 0.01, 0.005)
+    for h in hs:
+        if scheme == "em":
+            q = simulate(em_stepper(body), x0, h, 1.2).x[-1, :9]
+        else:
+            q = simulate(dla_stepper(body), state_dla(body, x0), h, 1.2).x[-1, :9]
+        errors.append(np.linalg.norm(q - q_exact))
+    order = np.polyfit(np.log(hs), np.log(errors), 1)[0]
+    assert order == pytest.approx(2.0, abs=0.1)
+
+
+def test_quotient_of_precision_history():
+    N = 4
+    x = [np.sin(np.linspace(0, 1, k * N + 1))[:, None] + (0.1 / k) ** 2 for k in (1, 2, 4)]
+    np.testing.assert_allclose(quotient_of_precision_history(*x), 4.0, rtol=1e-12)
+    with pytest.raises(ValueError, match="4N"):
+        quotient_of_precision_history(x[0], x[1], x[1])
+
+
+def test_nodal_twist_momentum_is_second_order():
+    """Π³ at the nodes is O(h²) while the load acts (the constraint holds at midpoints only)."""
+    body = nb.make_body(**CASE3, load_scale=0.01)
+    x0 = nb.initial_state([1.5, 4.5, 0.0])
+    peaks = []
+    for h in (0.01, 0.005):
+        tr = simulate(em_stepper(body), x0, h, 0.6)
+        Pi, _, _ = invariants(body, tr.x[:, :9], tr.x[:, 9:])
+        peaks.append(np.max(np.abs(Pi[:, 2])))
+    assert peaks[0] > 1e-8
+    assert peaks[0] / peaks[1] == pytest.approx(4.0, rel=0.1)
+
+
+def test_invariants_and_failure_tolerant_driver():
+    """EM: E = H = K; DLA: midpoint energy; the driver returns the run up to a Newton failure."""
+    from mbslib.integrators.nonholonomic_em import invariants, simulate_until_failure
+
+    body = nb.make_body()
+    x0 = nb.initial_state(CASE1["W0"])
+    traj, err = simulate_until_failure(em_stepper(body), x0, 0.005, 0.05)
+    assert err is None
+    inv = invariants(body, traj.x)
+    np.testing.assert_allclose(inv["H"], inv["K"], rtol=1e-14)
+    np.testing.assert_allclose(inv["Pi"][:, :2], np.tile([144 / 7, -510 / 7], (11, 1)), atol=1e-10)
+    w = np.linalg.norm(CASE1["W0"])
+    h = 1.2 / w  # |ω|h > 1: the DLA has no solution at the first step
+    with pytest.raises(NewtonError):
+        simulate_until_failure(dla_stepper(body), state_dla(body, x0), h, 3 * h)
+    loaded = nb.make_body(alpha=2472.5, beta=1075.0)
+    xs = state_dla(loaded, nb.initial_state([0.0, 0.0, 0.0]))
+    traj, err = simulate_until_failure(dla_stepper(loaded), xs, 0.005, 0.6)
+    assert err is not None and traj.t[-1] == pytest.approx(err.t)
+    assert 0.46 <= err.t <= 0.49  # exact |ω|h reaches 1 at t ≈ 0.474 s
+    inv = invariants(loaded, traj.x, scheme="dla", h=0.005)
+    assert inv["E"].shape == (len(traj.t) - 1,)
+    with pytest.raises(ValueError, match="scheme"):
+        invariants(body, traj.x, scheme="rk4")
+
+
+def test_printed_constraint_set_lets_directors_grow():
+    """With only the three orthogonality constraints of eq. (63) the director lengths drift."""
+    body = nb.make_body()
+    x0 = nb.initial_state(CASE1["W0"])
+    q = simulate(em_stepper(body, unit_length=False), x0, 0.005, 0.5).x[:, :9]
+    assert np.linalg.norm(q[-1, 6:9]) > 2.0
+    assert np.max(np.abs([nb.constraint(x)[3:] for x in q])) <= 1e-10  # orthogonality still holds
