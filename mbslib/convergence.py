@@ -56,6 +56,29 @@ def quotient_of_precision(x_h, x_h2, x_h4) -> float:
     return float(num / den)
 
 
+def quotient_of_precision_history(x_h, x_h2, x_h4) -> np.ndarray:
+    """Second quotient of precision at every coarse node ``t_n = n h``, n ≥ 1.
+
+    ``Q₂(t_n) = ‖x_h(t_n) - x_{h/2}(t_n)‖ / ‖x_{h/2}(t_n) - x_{h/4}(t_n)‖`` ≈ 2^p (paper 004, App. A).
+
+    Parameters
+    ----------
+    x_h, x_h2, x_h4 : ndarray, shapes (N+1, n), (2N+1, n), (4N+1, n)
+        Time-major solutions with steps h, h/2, h/4 on the same interval.
+
+    Returns
+    -------
+    ndarray, shape (N,)
+        Q₂ at t_1 … t_N (undefined at t = 0).
+    """
+    x_h, x_h2, x_h4 = (np.asarray(a, dtype=float) for a in (x_h, x_h2, x_h4))
+    N = x_h.shape[0] - 1
+    if x_h2.shape[0] != 2 * N + 1 or x_h4.shape[0] != 4 * N + 1:
+        raise ValueError("x_h2 and x_h4 must have 2N+1 and 4N+1 samples for N steps of x_h")
+    a, b, c = x_h[1:], x_h2[2::2], x_h4[4::4]
+    return np.linalg.norm(a - b, axis=1) / np.linalg.norm(b - c, axis=1)
+
+
 def reference_solution(
     rhs: Callable[[float, np.ndarray], np.ndarray],
     y0,

@@ -34,12 +34,16 @@ class Trajectory:
         One Newton report (or None for explicit schemes) per step, ``len == N``.
     wall_time : float
         Seconds spent in the time loop.
+    failure : NewtonError or None
+        With ``simulate(..., throw=False)``: the Newton failure that ended the run early (the
+        trajectory then holds the converged steps before it), else None.
     """
 
     t: np.ndarray
     x: np.ndarray
     reports: tuple
     wall_time: float
+    failure: NewtonError | None = None
 
     @property
     def h(self) -> float:
@@ -93,6 +97,7 @@ def simulate(
     t0: float = 0.0,
     show_progress: bool = False,
     desc: str | None = None,
+    throw: bool = True,
 ) -> Trajectory:
     """Run ``step`` from ``x0`` at ``t0`` to ``t_end`` with fixed step size ``h``.
 
@@ -105,6 +110,10 @@ def simulate(
     t_end, t0 : float
     show_progress : bool
         Show a ``tqdm.auto`` progress bar.
+    throw : bool
+        If False, a Newton failure ends the run early instead of raising: the trajectory holds
+        the converged states before the failing step and ``failure`` holds the error (for
+        schemes that are expected to lose their solution, e.g. the DLA scheme of chapter 004).
 
     Returns
     -------
@@ -113,7 +122,8 @@ def simulate(
     Raises
     ------
     NewtonError
-        With the failing step's index and time; no unconverged state is recorded.
+        With the failing step's index and time (unless ``throw=False``); no unconverged state
+        is ever recorded.
     FloatingPointError
         If a step returns a non-finite state.
     """
@@ -125,15 +135,20 @@ def simulate(
     x = np.empty((n + 1, x0.size))
     x[0] = x0
     reports = []
+    failure = None
     start = time.perf_counter()
     for k in progress(range(n), total=n, disable=not show_progress, desc=desc):
         try:
             x_next, report = step(x[k], h, t[k])
         except NewtonError as err:
-            raise err.at_step(k) from None
+            failure = err.at_step(k)
+            if throw:
+                raise failure from None
+            break
         if not np.all(np.isfinite(x_next)):
             raise FloatingPointError(f"step {k} at t = {t[k]:.6g} returned a non-finite state")
         x[k + 1] = x_next
         reports.append(report)
     wall = time.perf_counter() - start
-    return Trajectory(t=t, x=x, reports=tuple(reports), wall_time=wall)
+    kept = len(reports) + 1
+    return Trajectory(t=t[:kept], x=x[:kept], reports=tuple(reports), wall_time=wall, failure=failure)

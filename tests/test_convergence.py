@@ -6,6 +6,7 @@ from mbslib.convergence import (
     max_error,
     observed_order,
     quotient_of_precision,
+    quotient_of_precision_history,
     reference_solution,
     relative_error,
 )
@@ -47,3 +48,11 @@ def test_symlog_ticks_are_symmetric_and_sparse():
     ticks = symlog_ticks(1e-16, 3e-4)
     assert ticks == sorted(ticks) and 0.0 in ticks and len(ticks) <= 9
     assert all(-t in ticks for t in ticks)
+
+
+def test_quotient_of_precision_history():
+    N = 4
+    x = [np.sin(np.linspace(0, 1, k * N + 1))[:, None] + (0.1 / k) ** 2 for k in (1, 2, 4)]
+    np.testing.assert_allclose(quotient_of_precision_history(*x), 4.0, rtol=1e-12)
+    with pytest.raises(ValueError, match="4N"):
+        quotient_of_precision_history(x[0], x[1], x[1])

@@ -30,6 +30,18 @@ def test_newton_failure_reports_the_step():
     assert info.value.step == 3 and info.value.t == pytest.approx(0.3)
 
 
+def test_failure_can_end_the_run_early_instead_of_raising():
+    def failing(x, h, t):
+        if t > 0.25:
+            return newton_solve(lambda y: y**2 + 1.0, x, lambda y: np.diag(2 * y), max_iter=3, t=t)
+        return x + h, None
+
+    traj = simulate(failing, [1.0], 0.1, 1.0, throw=False)
+    assert traj.n_steps == 3 and traj.failure.step == 3
+    np.testing.assert_allclose(traj.x[:, 0], [1.0, 1.1, 1.2, 1.3])
+    assert simulate(lambda x, h, t: (x, None), [1.0], 0.1, 1.0, throw=False).failure is None
+
+
 def test_non_finite_state_raises():
     with pytest.raises(FloatingPointError, match="step 0"):
         simulate(lambda x, h, t: (x * np.inf, None), [1.0], 0.1, 1.0)

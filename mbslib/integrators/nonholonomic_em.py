@@ -27,8 +27,7 @@ from functools import partial
 
 import numpy as np
 
-from mbslib.newton import NewtonError, NewtonReport, newton_solve
-from mbslib.simulate import simulate
+from mbslib.newton import NewtonReport, newton_solve
 from mbslib.systems.nontwisting_body import (
     NontwistingBody,
     constraint,
@@ -280,31 +279,6 @@ def dla_stepper(body):
     return partial(step_dla, body)
 
 
-# --- quotient of precision (Appendix A reconstructed) ---------------------------------------
-
-
-def quotient_of_precision_history(x_h, x_h2, x_h4) -> np.ndarray:
-    """Second quotient of precision at every coarse node t_n = n h, n ≥ 1 (eq. A.1*).
-
-    ``Q₂(t_n) = ‖x_h(t_n) − x_{h/2}(t_n)‖ / ‖x_{h/2}(t_n) − x_{h/4}(t_n)‖`` ≈ 2^p.
-
-    Parameters
-    ----------
-    x_h, x_h2, x_h4 : ndarray, shapes (N+1, n), (2N+1, n), (4N+1, n)
-        Time-major solutions with steps h, h/2, h/4 on the same interval.
-
-    Returns
-    -------
-    ndarray, shape (N,)
-        Q₂ at t_1 … t_N (undefined at t = 0).
-    """
-    x_h, x_h2, x_h4 = (np.asarray(a, dtype=float) for a in (x_h, x_h2, x_h4))
-    N = x_h.shape[0] - 1
-    if x_h2.shape[0] != 2 * N + 1 or x_h4.shape[0] != 4 * N + 1:
-        raise ValueError("x_h2 and x_h4 must have 2N+1 and 4N+1 samples for N steps of x_h")
-    a, b, c = x_h[1:], x_h2[2::2], x_h4[4::4]
-    return np.linalg.norm(a - b, axis=1) / np.linalg.norm(b - c, axis=1)
-
 
 # --- post-processing (spec §2.9, §5 A6) and a failure-tolerant driver ----------------------
 
@@ -333,21 +307,3 @@ def invariants(body: NontwistingBody, x, *, scheme="em", h=None) -> dict:
     H = 0.5 * np.sum(p * v, axis=1)
     E = K if scheme == "em" else kinetic_energy(body, np.diff(q, axis=0) / h)
     return dict(q=q, v=v, p=p, pi=spatial_angular_momentum(q, p), Pi=material_angular_momentum(q, p), K=K, H=H, E=E)
-
-
-def simulate_until_failure(step, x0, h, t_end):
-    """Run :func:`mbslib.simulate.simulate`; if Newton fails, return the trajectory up to the failure.
-
-    Returns
-    -------
-    trajectory : Trajectory
-        The whole run, or the steps before the failing one.
-    error : NewtonError or None
-        The failure (with ``t`` and ``step``), or None.
-    """
-    try:
-        return simulate(step, x0, h, t_end), None
-    except NewtonError as err:
-        if err.step == 0:
-            raise
-        return simulate(step, x0, h, err.step * h), err
