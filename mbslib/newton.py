@@ -5,6 +5,9 @@ Every implicit scheme of the book is a residual ``R(x) = 0`` in the unknowns of 
 is available as a fallback and for tests) and returns the solution together with a
 :class:`NewtonReport`. It never returns an unconverged iterate: failure raises
 :class:`NewtonError`, which carries the time, the step index and the residual history.
+Two options serve particular chapters: ``extra_update=True`` (one more update after convergence,
+the authors' rule in papers 000/001) and ``linear_solver="lstsq"`` (minimum-norm updates for
+nearly singular Newton matrices, used as a fallback by :mod:`mbslib.integrators.ggl`).
 """
 
 from __future__ import annotations
@@ -98,6 +101,17 @@ def fd_jacobian(residual: Residual, x: np.ndarray, r0: np.ndarray | None = None)
     return np.column_stack(columns)
 
 
+#: Linear solvers for the Newton update, see :func:`newton_solve`.
+LINEAR_SOLVERS = ("lu", "lstsq")
+
+
+def _newton_update(J: np.ndarray, r: np.ndarray, linear_solver: str, rcond: float) -> np.ndarray:
+    """The Newton update ``dx`` with ``J dx = r`` (LU) or its minimum-norm least-squares solution."""
+    if linear_solver == "lstsq":
+        return np.linalg.lstsq(J, r, rcond=rcond)[0]
+    return np.linalg.solve(J, r)
+
+
 def newton_solve(
     residual: Residual,
     x0: np.ndarray,
@@ -106,6 +120,9 @@ def newton_solve(
     tol: float = TOL,
     max_iter: int = MAX_ITER,
     t: float | None = None,
+    extra_update: bool = False,
+    linear_solver: str = "lu",
+    rcond: float = 1e-12,
 ) -> tuple[np.ndarray, NewtonReport]:
     """Solve ``residual(x) = 0`` by Newton's method.
 
@@ -120,9 +137,21 @@ def newton_solve(
     tol : float
         Converged when ``max|R(x)| <= tol``.
     max_iter : int
-        Maximum number of updates.
+        Maximum number of updates (the extra update of ``extra_update`` is not capped by it).
     t : float, optional
         Time of the step, reported in a :class:`NewtonError`.
+    extra_update : bool
+        If True, apply one more Newton update after the stopping test is met and record the
+        residual after it. This is the authors' rule in papers 000/001: their loop checks
+        ``max|R| <= tol`` *before* updating, so one more update always happens and the final
+        residual (hence energy and momentum conservation) reaches round-off rather than ``tol``.
+        The report's ``n_iter`` counts this update and ``residual_history`` ends with its residual.
+    linear_solver : {"lu", "lstsq"}
+        ``"lu"``: ``dx = J⁻¹R`` (:func:`numpy.linalg.solve`). ``"lstsq"``: minimum-norm
+        (truncated-SVD) update ``np.linalg.lstsq(J, R, rcond=rcond)``, which drops singular
+        values below ``rcond``·σ_max; it also works for rank-deficient or non-square Jacobians.
+    rcond : float
+        Relative singular-value cut-off of ``"lstsq"`` (ignored by ``"lu"``).
 
     Returns
     -------
@@ -131,30 +160,47 @@ def newton_solve(
 
     Raises
     ------
+    ValueError
+        For a non-positive ``tol``, ``max_iter < 1`` or an unknown ``linear_solver``.
     NewtonError
         If the residual is not below ``tol`` after ``max_iter`` updates, becomes non-finite,
-        or the Jacobian is singular.
+        or the Jacobian is singular (``"lu"``) or its SVD fails (``"lstsq"``).
     """
     if not tol > 0:
         raise ValueError(f"tol must be positive, got {tol}")
     if max_iter < 1:
         raise ValueError(f"max_iter must be at least 1, got {max_iter}")
+    if linear_solver not in LINEAR_SOLVERS:
+        raise ValueError(f"linear_solver must be one of {LINEAR_SOLVERS}, got {linear_solver!r}")
+    if linear_solver == "lstsq" and not rcond >= 0:
+        raise ValueError(f"rcond must be non-negative, got {rcond}")
+
+    def update(x, r, history):
+        J = jacobian(x) if jacobian is not None else fd_jacobian(residual, x)
+        try:
+            return x - _newton_update(J, r, linear_solver, rcond)
+        except np.linalg.LinAlgError as exc:
+            what = "singular Jacobian" if linear_solver == "lu" else "least-squares update failed"
+            raise NewtonError(f"{what} ({exc})", history, t=t) from None
+
+    def max_norm(x):
+        r = np.asarray(residual(x), dtype=float)
+        return r, (float(np.max(np.abs(r))) if r.size else 0.0)
+
     x = np.array(x0, dtype=float)
     history: list[float] = []
     for n_iter in range(max_iter + 1):
-        r = np.asarray(residual(x), dtype=float)
-        norm = float(np.max(np.abs(r))) if r.size else 0.0
+        r, norm = max_norm(x)
         history.append(norm)
         if not np.isfinite(norm):
             raise NewtonError("residual is not finite", history, t=t)
         if norm <= tol:
+            if extra_update:
+                x = update(x, r, history)
+                history.append(max_norm(x)[1])
+                n_iter += 1
             return x, NewtonReport(True, n_iter, tuple(history))
         if n_iter == max_iter:
             break
-        J = jacobian(x) if jacobian is not None else fd_jacobian(residual, x)
-        try:
-            dx = np.linalg.solve(J, r)
-        except np.linalg.LinAlgError as exc:
-            raise NewtonError(f"singular Jacobian ({exc})", history, t=t) from None
-        x = x - dx
+        x = update(x, r, history)
     raise NewtonError(f"no convergence to tol = {tol:g} in {max_iter} iterations", history, t=t)

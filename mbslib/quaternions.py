@@ -58,9 +58,49 @@ def E(q) -> np.ndarray:
     return np.column_stack([-q[1:], q[0] * np.eye(3) + hat(q[1:])])
 
 
+def plus(a) -> np.ndarray:
+    """``a⁺ = [[0, -aᵀ], [a, â]]`` (34) of a 3-vector ``a``; shape (4, 4).
+
+    Skew-symmetric, with ``E(q)ᵀ a = a⁺ q`` for every ``q ∈ R⁴``, i.e. ``a⁺ = Q_l((0, a))``.
+
+    Parameters
+    ----------
+    a : array_like, shape (3,)
+    """
+    return Ql(np.concatenate([[0.0], np.asarray(a, dtype=float)]))
+
+
+def minus(b) -> np.ndarray:
+    """``b⁻ = [[0, -bᵀ], [b, -b̂]]`` (34) of a 3-vector ``b``; shape (4, 4).
+
+    Skew-symmetric, with ``G(q)ᵀ b = b⁻ q`` for every ``q ∈ R⁴``, i.e. ``b⁻ = Q_r((0, b))``;
+    paper 000 also writes it ``b̄`` (137).
+
+    Parameters
+    ----------
+    b : array_like, shape (3,)
+    """
+    return Qr(np.concatenate([[0.0], np.asarray(b, dtype=float)]))
+
+
 def rotation_matrix(q) -> np.ndarray:
     """``R(q) = E(q) G(q)ᵀ`` (50); orthogonal for unit ``q``; shape (3, 3)."""
     return E(q) @ G(q).T
+
+
+def rotate_jacobian(q, X) -> np.ndarray:
+    """``∂(R(q)X)/∂q = 2 E(q) X̄`` with ``X̄ = X⁻`` (137); shape (3, 4).
+
+    Valid for any ``q ∈ R⁴`` (``R(q) = E(q)G(q)ᵀ`` is quadratic in q), not only on S³.
+
+    Parameters
+    ----------
+    q : array_like, shape (4,)
+        Quaternion (need not be unit).
+    X : array_like, shape (3,)
+        Body-fixed vector.
+    """
+    return 2.0 * E(q) @ minus(X)
 
 
 def exp_s3(theta) -> np.ndarray:
@@ -69,6 +109,42 @@ def exp_s3(theta) -> np.ndarray:
     angle = np.linalg.norm(theta)
     # sin(|θ|/2)/|θ| = ½ sinc(|θ|/(2π)) in numpy's normalised sinc
     return np.concatenate([[np.cos(angle / 2)], 0.5 * np.sinc(angle / (2 * np.pi)) * theta])
+
+
+def exp_s3_with_jacobian(theta) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`exp_s3` and its derivative with respect to the rotation vector (40).
+
+    With ``θ = |ϑ|`` and ``s(θ) = sin(θ/2)/θ``: ``e(ϑ) = (cos(θ/2), s ϑ)``,
+    ``∂e0/∂ϑ = -½ sin(θ/2) ϑᵀ/θ`` and ``∂e_vec/∂ϑ = s I + (s'/θ) ϑϑᵀ`` with
+    ``s'/θ = (½θ cos(θ/2) - sin(θ/2))/θ³``; Taylor series are used for ``θ < 1e-4``.
+    Used to parametrize ``q^{n+1} = e(ϑ)∘q^n`` (105) by an unconstrained ϑ.
+
+    Parameters
+    ----------
+    theta : array_like, shape (3,)
+        Rotation vector ϑ.
+
+    Returns
+    -------
+    e : ndarray, shape (4,)
+        ``exp_s3(theta)`` (the value is computed by :func:`exp_s3` itself).
+    D : ndarray, shape (4, 3)
+        ``∂e/∂ϑ``.
+    """
+    theta = np.asarray(theta, dtype=float)
+    a = np.linalg.norm(theta)
+    if a < 1e-4:
+        s = 0.5 - a**2 / 48.0
+        ds_over = -1.0 / 24.0 + a**2 / 960.0
+        half_sin_over = 0.25 - a**2 / 96.0  # ½ sin(a/2)/a
+    else:
+        s = np.sin(a / 2) / a
+        ds_over = (0.5 * a * np.cos(a / 2) - np.sin(a / 2)) / a**3
+        half_sin_over = 0.5 * np.sin(a / 2) / a
+    D = np.empty((4, 3))
+    D[0] = -half_sin_over * theta
+    D[1:] = s * np.eye(3) + ds_over * np.outer(theta, theta)
+    return exp_s3(theta), D
 
 
 def from_rotvec(theta) -> np.ndarray:

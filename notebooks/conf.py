@@ -1,5 +1,6 @@
 """Sphinx configuration of the book; everything book-specific comes from ../book.toml."""
 
+import hashlib
 import os
 import sys
 import tomllib
@@ -13,9 +14,21 @@ MODE = "quick" if QUICK else "full"
 
 sys.path.insert(0, str(HERE / "_ext"))
 
-# The chapters record their checks here; the scorecard page reads them back. The folder sits
-# beside the execution cache of the same mode, so cached chapters keep their records.
-CHECKS_DIR = ROOT / "_build" / "checks" / MODE
+
+def library_fingerprint() -> str:
+    """Hash of the mbslib sources: jupyter-cache keys on a chapter's code only, so a library
+    change must start a fresh cache or the book would show results of the old library."""
+    digest = hashlib.sha256()
+    for path in sorted((ROOT / "mbslib").rglob("*.py")):
+        digest.update(path.relative_to(ROOT).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+# One execution cache per mode and library version; the chapters record their checks beside
+# it and the scorecard page reads them back, so cached chapters keep their records.
+CACHE_DIR = ROOT / "_build" / ".jupyter_cache" / f"{MODE}-{library_fingerprint()}"
+CHECKS_DIR = CACHE_DIR / "checks"
 os.environ["MBS_CHECKS_DIR"] = str(CHECKS_DIR)
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
@@ -33,7 +46,7 @@ myst_dmath_double_inline = True
 numfig = True
 
 nb_execution_mode = "cache"
-nb_execution_cache_path = str(ROOT / "_build" / ".jupyter_cache" / MODE)
+nb_execution_cache_path = str(CACHE_DIR)
 nb_execution_timeout = BOOK["execution"]["cell_timeout"]
 nb_execution_raise_on_error = True
 nb_execution_show_tb = True

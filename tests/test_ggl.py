@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from mbslib.integrators import ggl
-from mbslib.newton import fd_jacobian
+from mbslib.newton import fd_jacobian, newton_solve
 from mbslib.simulate import simulate
 from mbslib.symplectic import constrained_tangent_basis, symplecticity_defect
 from mbslib.systems import directors as dr
@@ -283,20 +283,20 @@ def test_damped_scheme_dissipates_the_discrete_power():
     assert H_dam[-1] < H_und[-1] - 0.1
 
 
-def test_min_norm_newton_solves_rank_deficient_systems():
-    A = np.array([[1.0, 1.0], [2.0, 2.0]])  # singular; b in its range
-    b = np.array([2.0, 4.0])
-    x, report = ggl.newton_min_norm(lambda x: A @ x - b, lambda x: A, np.zeros(2))
-    assert np.allclose(x, [1.0, 1.0]) and report.n_iter == 1  # the minimum-norm solution
-    with pytest.raises(ggl.NewtonError):
-        ggl.newton_min_norm(lambda x: A @ x - [1.0, 0.0], lambda x: A, np.zeros(2))
-
-
 def test_step_at_singular_configuration_falls_back_and_keeps_the_branch():
     q, dq = ex.four_bar_configuration(0.0)  # all bars horizontal: rank G < 29
     assert np.linalg.matrix_rank(BAR.G(q)) < 29
-    x1, report = ggl.step_ggl(BAR, ggl.initial_vector(BAR, q, -2.0 * dq), 1e-3)
+    x_n = ggl.initial_vector(BAR, q, -2.0 * dq)
+    x1, report = ggl.step_ggl(BAR, x_n, 1e-3)
     assert report.n_iter > 40  # plain Newton failed, the minimum-norm updates converged
     assert report.residual_history[-1] <= 1e-9
+    # the fallback is the shared solver with minimum-norm updates from the same guess
+    x_min, min_norm = newton_solve(
+        lambda x: ggl.residual_ggl(BAR, x_n, x, 1e-3), ggl.initial_guess(BAR, x_n, 1e-3),
+        lambda x: ggl.jacobian_ggl(BAR, x_n, x, 1e-3), linear_solver="lstsq",
+    )
+    np.testing.assert_array_equal(x1, x_min)
+    assert report.n_iter == 40 + min_norm.n_iter
+    assert report.residual_history[-len(min_norm.residual_history):] == min_norm.residual_history
     # exactly at the bifurcation point only round-off selects the branch; the coupler stays horizontal to 1e-5
     assert np.abs(x1[20:22] - [1.0, 0.0]).max() <= 1e-5

@@ -58,3 +58,66 @@ def test_bad_parameters():
         newton_solve(residual, np.zeros(2), jacobian, tol=-1.0)
     with pytest.raises(ValueError, match="max_iter"):
         newton_solve(residual, np.zeros(2), jacobian, max_iter=0)
+
+
+def test_extra_update_applies_one_more_newton_update_after_convergence():
+    x0 = np.array([1.0, -1.0])
+    x_plain, plain = newton_solve(residual, x0, jacobian)
+    x, report = newton_solve(residual, x0, jacobian, extra_update=True)
+    assert report.converged and report.n_iter == plain.n_iter + 1
+    assert len(report.residual_history) == report.n_iter + 1
+    assert report.residual_history[:-1] == plain.residual_history
+    # the same arithmetic as one explicit update from the converged iterate
+    np.testing.assert_array_equal(x, x_plain - np.linalg.solve(jacobian(x_plain), residual(x_plain)))
+    assert report.residual_history[-1] == np.max(np.abs(residual(x)))
+    # the tolerance-level residual is driven down to round-off
+    assert plain.residual_history[-1] <= 1e-9
+    assert report.residual_history[-1] < 1e-3 * plain.residual_history[-1]
+    assert report.residual_history[-1] < 1e-14
+
+
+def test_extra_update_also_happens_when_the_initial_guess_solves():
+    x0 = np.array([2.0, 0.0])
+    x, report = newton_solve(lambda x: x - x0, x0, lambda x: np.eye(2), extra_update=True)
+    assert report.n_iter == 1 and report.residual_history == (0.0, 0.0)
+    assert np.array_equal(x, x0)
+
+
+# rank-deficient consistent linear system: b in the range of A, minimum-norm solution (1, 1)
+A_SINGULAR = np.array([[1.0, 1.0], [2.0, 2.0]])
+B_CONSISTENT = np.array([2.0, 4.0])
+
+
+def test_lstsq_updates_solve_rank_deficient_consistent_systems_where_lu_fails():
+    res = lambda x: A_SINGULAR @ x - B_CONSISTENT  # noqa: E731
+    jac = lambda x: A_SINGULAR  # noqa: E731
+    with pytest.raises(NewtonError, match="singular"):
+        newton_solve(res, np.zeros(2), jac)
+    x, report = newton_solve(res, np.zeros(2), jac, linear_solver="lstsq")
+    assert np.allclose(x, [1.0, 1.0]) and report.n_iter == 1  # the minimum-norm solution
+    assert len(report.residual_history) == 2 and report.residual_history[-1] <= 1e-9
+    # with the extra update the minimum-norm correction is ~0 and the solution stays put
+    x2, report2 = newton_solve(res, np.zeros(2), jac, linear_solver="lstsq", extra_update=True)
+    assert report2.n_iter == 2 and np.allclose(x2, [1.0, 1.0], atol=1e-15)
+
+
+def test_lstsq_on_an_inconsistent_system_raises_newton_error():
+    with pytest.raises(NewtonError, match="no convergence"):
+        newton_solve(lambda x: A_SINGULAR @ x - [1.0, 0.0], np.zeros(2), lambda x: A_SINGULAR,
+                     linear_solver="lstsq", max_iter=5)
+
+
+def test_lstsq_agrees_with_lu_on_regular_problems():
+    x_lu, rep_lu = newton_solve(residual, np.array([1.0, -1.0]), jacobian)
+    x_ls, rep_ls = newton_solve(residual, np.array([1.0, -1.0]), jacobian, linear_solver="lstsq")
+    assert rep_ls.n_iter == rep_lu.n_iter
+    np.testing.assert_allclose(x_ls, x_lu, rtol=1e-12)
+
+
+def test_bad_option_names_raise():
+    with pytest.raises(ValueError, match="linear_solver"):
+        newton_solve(residual, np.zeros(2), jacobian, linear_solver="svd")
+    with pytest.raises(ValueError, match="linear_solver"):
+        newton_solve(residual, np.zeros(2), jacobian, linear_solver="LU")
+    with pytest.raises(ValueError, match="rcond"):
+        newton_solve(residual, np.zeros(2), jacobian, linear_solver="lstsq", rcond=-1.0)

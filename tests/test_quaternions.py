@@ -12,12 +12,16 @@ from mbslib.quaternions import (
     Qr,
     angular_momentum,
     exp_s3,
+    exp_s3_with_jacobian,
     from_matrix,
     mass_matrix_4,
+    minus,
     omega_body,
     omega_spatial,
+    plus,
     qconj,
     qmul,
+    rotate_jacobian,
     rotation_matrix,
     to_rotvec,
     velocity_from_omega_body,
@@ -93,3 +97,39 @@ def test_angular_momentum_map(rng):
     J = np.diag([6.0, 8.0, 3.0])
     p = mass_matrix_4(q, J) @ velocity_from_omega_body(q, Omega)
     np.testing.assert_allclose(angular_momentum(q, p), rotation_matrix(q) @ J @ Omega, atol=1e-13)
+
+
+@given(quats, st.tuples(*[st.floats(-2, 2)] * 3).map(np.array))
+def test_plus_minus_represent_E_and_G_transposes(q, a):
+    """Paper 000, (34): E(q)ᵀa = a⁺q, G(q)ᵀa = a⁻q; both skew; a⁺ = Q_l((0, a)), a⁻ = Q_r((0, a))."""
+    np.testing.assert_allclose(E(q).T @ a, plus(a) @ q, atol=1e-13)
+    np.testing.assert_allclose(G(q).T @ a, minus(a) @ q, atol=1e-13)
+    for M in (plus(a), minus(a)):
+        np.testing.assert_array_equal(M, -M.T)
+    pure = np.concatenate([[0.0], a])
+    np.testing.assert_allclose(plus(a), Ql(pure), atol=1e-15)
+    np.testing.assert_allclose(minus(a), Qr(pure), atol=1e-15)
+
+
+def test_rotate_jacobian_137_matches_finite_differences_off_the_sphere(rng):
+    """∂(R(q)X)/∂q = 2E(q)X̄ (137), for any q ∈ R⁴ (R(q) = E(q)G(q)ᵀ is quadratic in q)."""
+    for q in (1.3 * rng.normal(size=4), exp_s3(rng.normal(size=3))):
+        X = rng.normal(size=3)
+        D = rotate_jacobian(q, X)
+        assert D.shape == (3, 4)
+        fd = central_difference(lambda z: rotation_matrix(z) @ X, q)
+        np.testing.assert_allclose(D, fd, atol=1e-8 * max(1.0, np.abs(fd).max()))
+
+
+@pytest.mark.parametrize("scale", [0.0, 1e-9, 3e-5, 0.5, 2.0, 3.0])
+def test_exp_s3_with_jacobian_matches_exp_s3_and_finite_differences(rng, scale):
+    """Value is exp_s3 (40) itself; the 4×3 derivative matches central differences on both
+    sides of the series threshold |ϑ| = 1e-4."""
+    theta = scale * rng.normal(size=3) / np.sqrt(3)
+    e, D = exp_s3_with_jacobian(theta)
+    np.testing.assert_array_equal(e, exp_s3(theta))
+    assert D.shape == (4, 3)
+    fd = central_difference(exp_s3, theta)
+    np.testing.assert_allclose(D, fd, atol=1e-9)
+    # unit norm is preserved to first order: e·∂e/∂ϑ = 0
+    np.testing.assert_allclose(e @ D, 0.0, atol=1e-15)

@@ -38,6 +38,8 @@ from mbslib.symplectic import step_map_jacobian
 from mbslib.validation import positive
 
 VARIANTS = ("paper", "printed", "no_hessian")
+#: Singular-value cut-off of the minimum-norm Newton fallback of :func:`step_ggl`.
+MIN_NORM_RCOND = 1e-12
 
 
 def _check_variant(variant: str) -> None:
@@ -186,8 +188,25 @@ def step_ggl(system, x_n, h: float, t: float = 0.0, *, variant: str = "paper", t
     x_n1 : ndarray, shape (3d + 2m,)
     report : NewtonReport
         If plain Newton fails (nearly singular Newton matrix at a singular configuration), the
-        step is solved again from the same guess by :func:`newton_min_norm`; the report then
-        counts ``max_iter`` plus the fallback's iterations and joins both residual histories.
+        step is solved again from the same guess with minimum-norm updates
+        (:func:`mbslib.newton.newton_solve` with ``linear_solver="lstsq"``, ``rcond = 1e-12``);
+        the report then counts ``max_iter`` plus the fallback's iterations and joins both
+        residual histories.
+
+    Raises
+    ------
+    NewtonError
+        If the minimum-norm fallback does not converge either.
+
+    Notes
+    -----
+    Why the fallback is needed: near the singular configurations of a closed-loop mechanism
+    (the four-bar linkage with its bars aligned) the constraint Jacobian loses rank, the
+    multipliers λ, γ are no longer unique and the Newton matrix has condition numbers of
+    1e13-1e14. Plain LU updates then wander along the almost-null multiplier directions and the
+    residual stalls near 1e-6; minimum-norm (truncated-SVD) updates, which drop singular values
+    below ``rcond``·σ_max, converge in a few iterations. Away from such configurations the
+    fallback never runs, so regular steps are plain Newton with LU updates.
     """
     positive(h=h)
     x_n = np.asarray(x_n, dtype=float)
@@ -197,32 +216,15 @@ def step_ggl(system, x_n, h: float, t: float = 0.0, *, variant: str = "paper", t
     try:
         return newton_solve(residual, guess, jacobian, tol=tol, max_iter=max_iter, t=t)
     except NewtonError as failure:
-        x, report = newton_min_norm(residual, jacobian, guess, tol=tol, max_iter=max_iter, t=t)
+        # nearly singular Newton matrix (see Notes): minimum-norm updates from the same guess
+        try:
+            x, report = newton_solve(residual, guess, jacobian, tol=tol, max_iter=max_iter, t=t,
+                                     linear_solver="lstsq", rcond=MIN_NORM_RCOND)
+        except NewtonError as second:
+            reason = f"no convergence with minimum-norm updates either ({second.reason})"
+            raise NewtonError(reason, second.residual_history, t=t) from None
         history = failure.residual_history + report.residual_history
         return x, NewtonReport(True, max_iter + report.n_iter, history)
-
-
-def newton_min_norm(residual, jacobian, x0, *, tol=1e-9, max_iter=40, rcond=1e-12, t=None):
-    """Newton's method with minimum-norm (truncated-SVD) updates, for nearly singular Newton matrices.
-
-    Near the singular configurations of a closed-loop mechanism the constraint Jacobian loses
-    rank, the multipliers λ, γ are no longer unique and the Newton matrix has condition numbers
-    of 1e13-1e14. Plain LU updates then wander along the almost-null multiplier directions and
-    the residual stalls near 1e-6; updates that drop singular values below ``rcond``·σ_max
-    converge in a few iterations. Same stopping test and failure semantics as
-    :func:`mbslib.newton.newton_solve`.
-    """
-    x = np.array(x0, dtype=float)
-    history = []
-    for n_iter in range(max_iter + 1):
-        r = residual(x)
-        history.append(float(np.max(np.abs(r))))
-        if history[-1] <= tol:
-            return x, NewtonReport(True, n_iter, tuple(history))
-        if n_iter == max_iter or not np.isfinite(history[-1]):
-            break
-        x = x - np.linalg.lstsq(jacobian(x), r, rcond=rcond)[0]
-    raise NewtonError("no convergence with minimum-norm updates either", history, t=t)
 
 
 class GGLTrajectory(NamedTuple):

@@ -16,20 +16,20 @@ residual and its analytic Jacobian beside it):
 - ``mph``     implicit midpoint rule on Hamilton's equations with M4.
 
 Newton follows the authors' rule (spec §2.10): stop when max|R| ≤ 1e-9, then apply one more
-update. An antipodal-branch guard raises :class:`~mbslib.newton.NewtonError` if a quaternion
-flips sign within a step.
+update (:func:`mbslib.newton.newton_solve` with ``extra_update=True``). An antipodal-branch
+guard raises :class:`~mbslib.newton.NewtonError` if a quaternion flips sign within a step.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from mbslib.newton import TOL, NewtonError, NewtonReport, fd_jacobian, newton_solve
-from mbslib.quaternions import G, Ql, Qr
-from mbslib.systems.livens_systems import KineticParts, minus
+from mbslib.newton import NewtonError, fd_jacobian, newton_solve
+from mbslib.quaternions import G, Ql, Qr, exp_s3_with_jacobian, minus
+from mbslib.systems.livens_systems import KineticParts
 
 # ---------------------------------------------------------------------------------------------
-# state helpers and Newton with the authors' extra update
+# state helpers
 # ---------------------------------------------------------------------------------------------
 
 
@@ -37,19 +37,6 @@ def split_state(system, x):
     """``(q, p, v, λ)`` from a Livens state of length 3n + m."""
     n = system.n
     return x[:n], x[n : 2 * n], x[2 * n : 3 * n], x[3 * n :]
-
-
-def solve_with_extra_update(residual, jacobian, x0, *, tol=TOL, t=None):
-    """Newton (:func:`mbslib.newton.newton_solve`) followed by one extra update.
-
-    The authors check ``max|R| ≤ tol`` *before* updating, so one more update is always applied
-    and the final residual lies far below ``tol`` (spec §2.10); energy and momentum are then
-    conserved to round-off rather than to the Newton tolerance.
-    """
-    x, rep = newton_solve(residual, x0, jacobian, tol=tol, t=t)
-    x = x - np.linalg.solve(jacobian(x), residual(x))
-    final = float(np.max(np.abs(residual(x)))) if x.size else 0.0
-    return x, NewtonReport(True, rep.n_iter + 1, rep.residual_history + (final,))
 
 
 def _jacobian(kind, residual, analytic):
@@ -158,12 +145,13 @@ def jacobian_mpl(system, x_n, x_n1, h, t=0.0) -> np.ndarray:
 def _step_livens(system, x_n, h, t, discrete, jacobian):
     x_n = np.asarray(x_n, dtype=float)
     residual = lambda z: _livens_equations(system, x_n, z, h, t, discrete, False)  # noqa: E731
-    x1, rep = solve_with_extra_update(
+    x1, rep = newton_solve(
         residual,
+        x_n,  # initial guess: the previous state, λ^n included
         _jacobian(jacobian, residual,
                   lambda z: _livens_equations(system, x_n, z, h, t, discrete, True)[1]),
-        x_n,  # initial guess: the previous state, λ^n included
         t=t,
+        extra_update=True,
     )
     _guard_antipodal(system, x_n[: system.n], x1[: system.n], rep.residual_history, t)
     return x1, rep
@@ -240,11 +228,12 @@ def step_reml(system, x_n, h, t=0.0, jacobian="analytic"):
     n = system.n
     q0, _, _, lam0 = split_state(system, x_n)
     residual = lambda z: _reml_equations(system, x_n, z, h, t, False)  # noqa: E731
-    y, rep = solve_with_extra_update(
+    y, rep = newton_solve(
         residual,
-        _jacobian(jacobian, residual, lambda z: _reml_equations(system, x_n, z, h, t, True)[1]),
         np.concatenate([q0, lam0]),
+        _jacobian(jacobian, residual, lambda z: _reml_equations(system, x_n, z, h, t, True)[1]),
         t=t,
+        extra_update=True,
     )
     _guard_antipodal(system, q0, y[:n], rep.residual_history, t)
     return reml_recover(system, x_n, y[:n], h, y[n:]), rep
@@ -253,29 +242,6 @@ def step_reml(system, x_n, h, t=0.0, jacobian="analytic"):
 # ---------------------------------------------------------------------------------------------
 # Null-EML (104)–(105): unknown ϑ ∈ R³ for one quaternion body
 # ---------------------------------------------------------------------------------------------
-
-
-def exp_s3_with_jacobian(theta):
-    """``e(ϑ) = (cos(|ϑ|/2), sin(|ϑ|/2) ϑ/|ϑ|)`` (40) and ``∂e/∂ϑ`` (4, 3).
-
-    With ``s(θ) = sin(θ/2)/θ``: ``∂e0/∂ϑ = -½ sin(θ/2) ϑᵀ/θ`` and
-    ``∂e_vec/∂ϑ = s I + (s'/θ) ϑϑᵀ``, ``s'/θ = (½θ cos(θ/2) - sin(θ/2))/θ³`` (series near 0).
-    """
-    theta = np.asarray(theta, dtype=float)
-    a = np.linalg.norm(theta)
-    if a < 1e-4:
-        s = 0.5 - a**2 / 48.0
-        ds_over = -1.0 / 24.0 + a**2 / 960.0
-        half_sin_over = 0.25 - a**2 / 96.0  # ½ sin(a/2)/a
-    else:
-        s = np.sin(a / 2) / a
-        ds_over = (0.5 * a * np.cos(a / 2) - np.sin(a / 2)) / a**3
-        half_sin_over = 0.5 * np.sin(a / 2) / a
-    e = np.concatenate([[np.cos(a / 2)], s * theta])
-    D = np.empty((4, 3))
-    D[0] = -half_sin_over * theta
-    D[1:] = s * np.eye(3) + ds_over * np.outer(theta, theta)
-    return e, D
 
 
 def _null_equations(system, x_n, theta, h, t, with_jacobian):
@@ -321,11 +287,12 @@ def step_null_eml(system, x_n, h, t=0.0, jacobian="analytic"):
         raise ValueError("system must be a single unforced quaternion body (n = 4, m = 1)")
     x_n = np.asarray(x_n, dtype=float)
     residual = lambda z: residual_null_eml(system, x_n, z, h, t)  # noqa: E731
-    theta, rep = solve_with_extra_update(
+    theta, rep = newton_solve(
         residual,
-        _jacobian(jacobian, residual, lambda z: jacobian_null_eml(system, x_n, z, h, t)),
         np.zeros(3),
+        _jacobian(jacobian, residual, lambda z: jacobian_null_eml(system, x_n, z, h, t)),
         t=t,
+        extra_update=True,
     )
     _, r, q1 = _null_equations(system, x_n, theta, h, t, False)
     qm = 0.5 * (x_n[:4] + q1)
@@ -487,11 +454,12 @@ def _advanced_guess(system, x_n, h):
 def step_emh(system, x_n, h, t=0.0):
     """One EMH step (Hamiltonian energy–momentum scheme with M4)."""
     x_n = np.asarray(x_n, dtype=float)
-    x1, rep = solve_with_extra_update(
+    x1, rep = newton_solve(
         lambda z: _emh_equations(system, x_n, z, h, t, False),
-        lambda z: _emh_equations(system, x_n, z, h, t, True)[1],
         _advanced_guess(system, x_n, h),
+        lambda z: _emh_equations(system, x_n, z, h, t, True)[1],
         t=t,
+        extra_update=True,
     )
     _guard_antipodal(system, x_n[:4], x1[:4], rep.residual_history, t)
     return x1, rep
@@ -502,11 +470,12 @@ def step_mph(system, x_n, h, t=0.0, inverse="numerical"):
     if inverse not in ("numerical", "analytic"):
         raise ValueError(f"inverse must be 'numerical' or 'analytic', got {inverse!r}")
     x_n = np.asarray(x_n, dtype=float)
-    x1, rep = solve_with_extra_update(
+    x1, rep = newton_solve(
         lambda z: _mph_equations(system, x_n, z, h, t, False, inverse),
-        lambda z: _mph_equations(system, x_n, z, h, t, True, inverse)[1],
         _advanced_guess(system, x_n, h),
+        lambda z: _mph_equations(system, x_n, z, h, t, True, inverse)[1],
         t=t,
+        extra_update=True,
     )
     _guard_antipodal(system, x_n[:4], x1[:4], rep.residual_history, t)
     return x1, rep

@@ -24,7 +24,11 @@ Interface used by :mod:`mbslib.integrators.livens` (all arrays float64):
     Slices of ``q`` that are unit quaternions (for the antipodal-branch guard).
 
 Helper functions for one quaternion rigid body (:func:`quat_grad_kinetic`,
-:func:`quat_dg_kinetic`) are reused by the multibody loop.
+:func:`quat_dg_kinetic`) are reused by the multibody loop. The quaternion matrices ``a⁺, b⁻`` (34)
+and ``∂(R(q)X)/∂q`` (137) are :func:`mbslib.quaternions.plus`, :func:`~mbslib.quaternions.minus`
+and :func:`~mbslib.quaternions.rotate_jacobian`; the Gonzalez discrete gradient and its Jacobian
+are :func:`mbslib.discrete_gradients.dg_gonzalez` and
+:func:`~mbslib.discrete_gradients.dg_gonzalez_jacobian`.
 """
 
 from __future__ import annotations
@@ -34,8 +38,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from mbslib.quaternions import E, G, angular_momentum, mass_matrix_4
-from mbslib.rotations import hat
+from mbslib.discrete_gradients import dg_gonzalez, dg_gonzalez_jacobian
+from mbslib.quaternions import E, G, angular_momentum, mass_matrix_4, minus, plus, rotate_jacobian
 from mbslib.validation import in_range, positive, unit_quaternion, vector
 
 
@@ -57,26 +61,6 @@ class KineticParts(NamedTuple):
 # ---------------------------------------------------------------------------------------------
 # quaternion building blocks
 # ---------------------------------------------------------------------------------------------
-
-
-def plus(a) -> np.ndarray:
-    """``a⁺ = [[0, -aᵀ], [a, â]]`` (34) of a 3-vector; ``E(q)ᵀ a = a⁺ q``; shape (4, 4)."""
-    a = np.asarray(a, dtype=float)
-    M = np.zeros((4, 4))
-    M[0, 1:] = -a
-    M[1:, 0] = a
-    M[1:, 1:] = hat(a)
-    return M
-
-
-def minus(b) -> np.ndarray:
-    """``b⁻ = [[0, -bᵀ], [b, -b̂]]`` (34) of a 3-vector; ``G(q)ᵀ b = b⁻ q``; shape (4, 4)."""
-    b = np.asarray(b, dtype=float)
-    M = np.zeros((4, 4))
-    M[0, 1:] = -b
-    M[1:, 0] = b
-    M[1:, 1:] = -hat(b)
-    return M
 
 
 def quat_grad_kinetic(J, q, v) -> KineticParts:
@@ -121,11 +105,6 @@ def quat_dg_kinetic(J, q0, q1, v0, v1) -> KineticParts:
         Tv_q=minus(y) + 2.0 * Gqm.T @ JdOq,
         Tv_v=2.0 * Gqm.T @ JdOv,
     )
-
-
-def rotate_jacobian(q, X) -> np.ndarray:
-    """``∂(R(q)X)/∂q = 2 E(q) X̄`` with ``X̄ = X⁻`` (137); valid for any q ∈ R⁴; shape (3, 4)."""
-    return 2.0 * E(q) @ minus(X)
 
 
 def _unit_constraint_parts(q):
@@ -232,25 +211,6 @@ class MassSpring:
 # ---------------------------------------------------------------------------------------------
 
 
-def gonzalez_with_jacobian(f, grad, hess, x, y):
-    """Gonzalez DG (71) and its Jacobian with respect to ``y``.
-
-    ``∇̄f = ∇f(x̄) + c Δ`` with ``c = [f(y) - f(x) - ∇f(x̄)·Δ]/|Δ|²``. Then
-    ``∂∇̄f/∂y = ½∇²f(x̄) + c I + Δ ⊗ ∂c/∂y`` with
-    ``∂c/∂y = [∇f(y) - ∇f(x̄) - ½∇²f(x̄)Δ]/|Δ|² - 2cΔ/|Δ|²``. Below ``|Δ|² ≤ 1e-14(1+|x|²)``
-    the midpoint gradient is used. Local helper (mbslib.discrete_gradients has no Jacobian).
-    """
-    d = y - x
-    xm = 0.5 * (x + y)
-    gm, Hm = grad(xm), hess(xm)
-    dd = d @ d
-    if dd <= 1e-14 * (1.0 + x @ x):
-        return gm, 0.5 * Hm
-    c = (f(y) - f(x) - gm @ d) / dd
-    dc = (grad(y) - gm - 0.5 * Hm @ d) / dd - 2.0 * c * d / dd
-    return gm + c * d, 0.5 * Hm + c * np.eye(d.size) + np.outer(d, dc)
-
-
 @dataclass(frozen=True)
 class SpringPendulum:
     """Point mass on a nonlinear spring, spherical coordinates ``q = [r, θ, φ]`` (110).
@@ -333,12 +293,11 @@ class SpringPendulum:
         ``∂̄_vT = ½(M(q0) + M(q1)) v^{n+1/2}`` (84). Because ``T = ½ Σ m_i(q) v_i²`` is linear
         in ``w_i = v_i²``, ``∇̄_q T(·, v) = ½ Σ_i v_i² ∇̄m_i``.
         """
-        parts = [
-            gonzalez_with_jacobian(lambda q, i=i: self._m(q)[i], self._m_grad(i), self._m_hess(i),
-                                   q0, q1)
-            for i in range(3)
-        ]
-        D = np.array([p[0] for p in parts])  # (3, 3): row i = ∇̄m_i
+        m_i = [lambda q, i=i: self._m(q)[i] for i in range(3)]
+        D = np.array([dg_gonzalez(m_i[i], self._m_grad(i), q0, q1)
+                      for i in range(3)])  # (3, 3): row i = ∇̄m_i
+        D_q = [dg_gonzalez_jacobian(m_i[i], self._m_grad(i), self._m_hess(i), q0, q1)
+               for i in range(3)]  # ∂∇̄m_i/∂q1
         w = 0.5 * (v0**2 + v1**2)
         m0, m1 = self._m(q0), self._m(q1)
         vm = 0.5 * (v0 + v1)
@@ -346,7 +305,7 @@ class SpringPendulum:
         return KineticParts(
             Tq=0.5 * D.T @ w,
             Tv=0.5 * (m0 + m1) * vm,
-            Tq_q=sum(0.5 * w[i] * parts[i][1] for i in range(3)),
+            Tq_q=sum(0.5 * w[i] * D_q[i] for i in range(3)),
             Tq_v=0.5 * D.T * v1,
             Tv_q=0.5 * grad_m1 * vm[:, None],
             Tv_v=np.diag(0.25 * (m0 + m1)),

@@ -1,0 +1,603 @@
+"""Particle–binder torus hitting a rigid wall on SE(3)^n (Baker & Gonzalez 2021, Sect. 4).
+
+A ring of ``n_p`` equal spheres (diameter ``D_p = D_t sin(π/n_p)``, neighbours in point contact)
+joined by binder bonds between ring neighbours. The potential is paper eq. (43) plus a wall:
+
+* binder torsion + bending (44)–(47): ``U^m = Σ K^m |theta_ij|^2 / 2`` with
+  ``alpha_ij = (-alpha_i) ⊕ alpha_j``;
+* binder axial (51)–(52): ``U^a = Σ K^a (r/r0 - 1)^2 / 2`` (normalized strain, as printed);
+* binder shear (53)–(55), literal reading of the garbled print (spec §4.2c):
+  ``U^s = Σ K^s (1 - c)^2 / 2`` with ``c = (R_i n0_ij)·(R_j n_ij)``;
+* particle–particle Hertz contact (56)–(57) with the prefactor 2/5 that makes (56) consistent
+  with the force (57) (the print says 5/2, spec T8), over all pairs;
+* particle–wall contact: the same law against the particle's mirror image (spec §4.2e).
+
+``law="absolute"`` switches the axial and contact laws to absolute overlaps (spec variant B).
+All torques are **spatial** (``R M``). Two implementations: :func:`forces_numpy` (pure NumPy,
+the reference) and a compiled numba kernel used by :func:`simulate_torus`, which runs a whole
+trajectory of map (23), (25), (27) or (27*) in one compiled loop and records diagnostics.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numba
+import numpy as np
+
+from mbslib.integrators.rodrigues_vi import RRState, rr_angle, rr_compose, rr_matrix
+from mbslib.validation import nonnegative, positive
+
+LAWS = {"normalized": 0, "absolute": 1}
+SCHEMES = {"23": 0, "25": 1, "27": 2, "27*": 3}
+#: Columns of the diagnostics record of :func:`simulate_torus`.
+COLUMNS = ("t", "K_t", "K_r", "U_m", "U_s", "U_a", "U_pp", "U_pw", "E",
+           "P_x", "P_y", "P_z", "Ls_x", "Ls_y", "Ls_z", "L_x", "L_y", "L_z", "I_w", "q2")
+ENERGY_TERMS = ("K_t", "K_r", "U_m", "U_s", "U_a", "U_pp", "U_pw")
+
+
+class TorusParams(NamedTuple):
+    """Torus model parameters (paper Sect. 4.1; [D] = default chosen by the spec, paper silent).
+
+    Attributes
+    ----------
+    n_p : int            number of particles (paper 80)
+    D_t : float          ring diameter (paper 3)
+    m, J : float         particle mass and scalar inertia (paper 1, 1)
+    K_m, K_a, K_s : float  binder bending/torsion, axial, shear stiffness (paper 10, 200, 200)
+    K_pp : float         particle stiffness (paper 2100)
+    K_pw : float         wall stiffness [D] = K_pp
+    v0 : float           initial speed towards the wall (paper 1)
+    x_c : float          initial ring-centre x [D] = 2 (first contact at t ≈ 0.441)
+    x_w : float          wall position (paper 0)
+    law : str            "normalized" (as printed) or "absolute" (spec variant B)
+    wall : bool          include the wall
+    contact : bool       include particle–particle contact
+    """
+
+    n_p: int = 80
+    D_t: float = 3.0
+    m: float = 1.0
+    J: float = 1.0
+    K_m: float = 10.0
+    K_a: float = 200.0
+    K_s: float = 200.0
+    K_pp: float = 2100.0
+    K_pw: float = 2100.0
+    v0: float = 1.0
+    x_c: float = 2.0
+    x_w: float = 0.0
+    law: str = "normalized"
+    wall: bool = True
+    contact: bool = True
+
+
+@dataclass(frozen=True)
+class BinderTorus:
+    """The torus system: parameters plus the reference geometry (build with :func:`make_torus`).
+
+    Attributes
+    ----------
+    params : TorusParams
+    D : float                 particle diameter ``D_t sin(π/n_p)``
+    x0 : ndarray (n, 3)       reference (= initial) positions
+    bonds : ndarray (nb, 2)   bonded pairs (i, i+1 mod n), each once
+    n0 : ndarray (nb, 3)      reference bond directions ``(x_i0 - x_j0)/r0``
+    r0 : ndarray (nb,)        reference bond lengths (= D)
+    """
+
+    params: TorusParams
+    D: float
+    x0: np.ndarray
+    bonds: np.ndarray
+    n0: np.ndarray
+    r0: np.ndarray
+
+    @property
+    def m(self) -> float:
+        return self.params.m
+
+    @property
+    def J(self) -> float:
+        return self.params.J
+
+    @property
+    def n(self) -> int:
+        return self.params.n_p
+
+    def force_torque(self, x, alpha):
+        """Forces and spatial torques, shape (n, 3) each (pure NumPy path)."""
+        F, T, _, _ = forces_numpy(self, x, alpha)
+        return F, T
+
+    def initial_state(self) -> RRState:
+        """Paper Sect. 4.1: reference positions, ``v = (-v0, 0, 0)``, ``R = I``, ``Ω = 0``."""
+        n = self.n
+        v = np.tile([-self.params.v0, 0.0, 0.0], (n, 1))
+        F, T = self.force_torque(self.x0, np.zeros((n, 3)))
+        return RRState(self.x0.copy(), v, np.zeros((n, 3)), np.zeros((n, 3)), F, T)
+
+
+def make_torus(params: TorusParams = TorusParams()) -> BinderTorus:
+    """Validate ``params`` and build the ring geometry (spec T1–T6: x–y plane, φ_i = 2πi/n_p)."""
+    p = params
+    if int(p.n_p) != p.n_p or p.n_p < 3:
+        raise ValueError(f"n_p must be an integer >= 3, got {p.n_p!r}")
+    positive(D_t=p.D_t, m=p.m, J=p.J)
+    nonnegative(K_m=p.K_m, K_a=p.K_a, K_s=p.K_s, K_pp=p.K_pp, K_pw=p.K_pw)
+    if p.law not in LAWS:
+        raise ValueError(f"law must be one of {sorted(LAWS)}, got {p.law!r}")
+    if not np.isfinite(p.x_c) or p.x_c - p.D_t / 2 <= p.x_w:
+        raise ValueError(f"x_c must place the ring right of the wall (x_c - D_t/2 > x_w), got x_c = {p.x_c!r}")
+    n = int(p.n_p)
+    phi = 2.0 * np.pi * np.arange(n) / n
+    x0 = np.stack([p.x_c + 0.5 * p.D_t * np.cos(phi), 0.5 * p.D_t * np.sin(phi), np.zeros(n)], axis=1)
+    bonds = np.stack([np.arange(n), (np.arange(n) + 1) % n], axis=1)
+    d = x0[bonds[:, 0]] - x0[bonds[:, 1]]
+    r0 = np.linalg.norm(d, axis=1)
+    return BinderTorus(params=p._replace(n_p=n), D=p.D_t * np.sin(np.pi / n), x0=x0, bonds=bonds, n0=d / r0[:, None], r0=r0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Pure-NumPy reference
+# ---------------------------------------------------------------------------------------------
+
+
+def forces_numpy(torus: BinderTorus, x, alpha):
+    """Forces, spatial torques, potential terms and wall force, vectorised NumPy.
+
+    Parameters
+    ----------
+    x, alpha : array_like, shape (n, 3)
+
+    Returns
+    -------
+    F, T : ndarray, shape (n, 3)
+        ``-dU/dx`` and the spatial torques ``R M``.
+    U : ndarray, shape (5,)
+        ``(U^m, U^s, U^a, U^pp, U^pw)``.
+    F_wall : float
+        Total wall force (x component).
+    """
+    p = torus.params
+    x = np.asarray(x, dtype=float)
+    alpha = np.asarray(alpha, dtype=float)
+    absolute = p.law == "absolute"
+    F = np.zeros_like(x)
+    T = np.zeros_like(x)
+    i, j = torus.bonds[:, 0], torus.bonds[:, 1]
+    R = rr_matrix(alpha)
+
+    # binder torsion + bending, (44)-(47): τ_i = K^m θ_ij α_ij/|α_ij|, τ_j = -τ_i
+    a_ij = rr_compose(-alpha[i], alpha[j])
+    a_norm = np.linalg.norm(a_ij, axis=1)
+    theta = 2.0 * np.arctan(0.5 * a_norm)
+    ratio = np.where(a_norm > 1e-8, theta / np.where(a_norm > 1e-8, a_norm, 1.0), 1.0 - a_norm**2 / 12.0)
+    tau = p.K_m * ratio[:, None] * a_ij
+    np.add.at(T, i, tau)
+    np.add.at(T, j, -tau)
+    U_m = 0.5 * p.K_m * np.sum(theta**2)
+
+    # binder axial, (51)-(52)
+    d = x[i] - x[j]
+    r = np.linalg.norm(d, axis=1)
+    n = d / r[:, None]
+    if absolute:
+        strain, stiff = r - torus.r0, p.K_a
+    else:
+        strain, stiff = r / torus.r0 - 1.0, p.K_a / torus.r0
+    f = -(stiff * strain)[:, None] * n
+    U_a = 0.5 * p.K_a * np.sum(strain**2)
+
+    # binder shear, (53)-(55): c = (R_i n0)·(R_j n)
+    a = np.einsum("bkl,bl->bk", R[i], torus.n0)
+    b = np.einsum("bkl,bl->bk", R[j], n)
+    g = 1.0 - np.sum(a * b, axis=1)
+    u = np.einsum("blk,bl->bk", R[j], a)  # R_j^T a
+    proj = u - np.sum(n * u, axis=1)[:, None] * n
+    f += (p.K_s * g / r)[:, None] * proj
+    tau = (p.K_s * g)[:, None] * np.cross(a, b)
+    np.add.at(T, i, tau)
+    np.add.at(T, j, -tau)
+    U_s = 0.5 * p.K_s * np.sum(g**2)
+    np.add.at(F, i, f)
+    np.add.at(F, j, -f)
+
+    # particle-particle Hertz contact, (56)-(57) with prefactor 2/5, all pairs i < j
+    U_pp = 0.0
+    if p.contact:
+        ii, jj = np.triu_indices(torus.n, 1)
+        d = x[ii] - x[jj]
+        r = np.linalg.norm(d, axis=1)
+        hit = r < torus.D
+        ii, jj, d, r = ii[hit], jj[hit], d[hit], r[hit]
+        delta = torus.D - r if absolute else 1.0 - r / torus.D
+        scale = p.K_pp if absolute else p.K_pp / torus.D
+        f = (scale * delta**1.5 / r)[:, None] * d
+        np.add.at(F, ii, f)
+        np.add.at(F, jj, -f)
+        U_pp = 0.4 * p.K_pp * np.sum(delta**2.5)
+
+    # particle-wall contact: mirror-image Hertz law (spec §4.2e)
+    U_pw, F_wall = 0.0, 0.0
+    if p.wall:
+        half = 0.5 * torus.D
+        gap = x[:, 0] - p.x_w
+        delta = np.where(gap < half, (half - gap) if absolute else (1.0 - gap / half), 0.0)
+        fw = (p.K_pw if absolute else p.K_pw / half) * delta**1.5
+        F[:, 0] += fw
+        U_pw = 0.4 * p.K_pw * np.sum(delta**2.5)
+        F_wall = float(np.sum(fw))
+    return F, T, np.array([U_m, U_s, U_a, U_pp, U_pw]), F_wall
+
+
+# ---------------------------------------------------------------------------------------------
+# Compiled kernel (scalar loops, fixed summation order: bitwise reproducible)
+# ---------------------------------------------------------------------------------------------
+
+
+@numba.njit(cache=False, fastmath=False)
+def _forces_nb(x, alpha, bi, bj, n0, r0, D, Km, Ka, Ks, Kpp, Kpw, x_w, absolute, wall, contact, F, T, R, U):
+    """Fill F, T (n, 3), R (n, 3, 3) and U (5,) = (U^m, U^s, U^a, U^pp, U^pw); return the wall force."""
+    n = x.shape[0]
+    for k in range(n):
+        a0, a1, a2 = alpha[k, 0], alpha[k, 1], alpha[k, 2]
+        c = 4.0 / (4.0 + a0 * a0 + a1 * a1 + a2 * a2)
+        aa = a0 * a0 + a1 * a1 + a2 * a2
+        # R = I + c (S + S^2/2), S^2 = a a^T - |a|^2 I   (eq. 4)
+        R[k, 0, 0] = 1.0 + 0.5 * c * (a0 * a0 - aa)
+        R[k, 1, 1] = 1.0 + 0.5 * c * (a1 * a1 - aa)
+        R[k, 2, 2] = 1.0 + 0.5 * c * (a2 * a2 - aa)
+        R[k, 0, 1] = c * (-a2 + 0.5 * a0 * a1)
+        R[k, 1, 0] = c * (a2 + 0.5 * a0 * a1)
+        R[k, 0, 2] = c * (a1 + 0.5 * a0 * a2)
+        R[k, 2, 0] = c * (-a1 + 0.5 * a0 * a2)
+        R[k, 1, 2] = c * (-a0 + 0.5 * a1 * a2)
+        R[k, 2, 1] = c * (a0 + 0.5 * a1 * a2)
+        for d in range(3):
+            F[k, d] = 0.0
+            T[k, d] = 0.0
+    for q in range(5):
+        U[q] = 0.0
+    for b in range(bi.shape[0]):
+        i, j = bi[b], bj[b]
+        # bending/torsion (45)-(47): α_ij = (-α_i) ⊕ α_j
+        pi0, pi1, pi2 = -alpha[i, 0], -alpha[i, 1], -alpha[i, 2]
+        qj0, qj1, qj2 = alpha[j, 0], alpha[j, 1], alpha[j, 2]
+        den = 4.0 / (4.0 - (pi0 * qj0 + pi1 * qj1 + pi2 * qj2))
+        s0 = den * (pi0 + qj0 - 0.5 * (pi1 * qj2 - pi2 * qj1))
+        s1 = den * (pi1 + qj1 - 0.5 * (pi2 * qj0 - pi0 * qj2))
+        s2 = den * (pi2 + qj2 - 0.5 * (pi0 * qj1 - pi1 * qj0))
+        an = np.sqrt(s0 * s0 + s1 * s1 + s2 * s2)
+        th = 2.0 * np.arctan(0.5 * an)
+        ratio = th / an if an > 1e-8 else 1.0 - an * an / 12.0
+        U[0] += 0.5 * Km * th * th
+        T[i, 0] += Km * ratio * s0
+        T[i, 1] += Km * ratio * s1
+        T[i, 2] += Km * ratio * s2
+        T[j, 0] -= Km * ratio * s0
+        T[j, 1] -= Km * ratio * s1
+        T[j, 2] -= Km * ratio * s2
+        # axial (51)-(52)
+        dx0, dx1, dx2 = x[i, 0] - x[j, 0], x[i, 1] - x[j, 1], x[i, 2] - x[j, 2]
+        r = np.sqrt(dx0 * dx0 + dx1 * dx1 + dx2 * dx2)
+        m0, m1, m2 = dx0 / r, dx1 / r, dx2 / r
+        if absolute:
+            e = r - r0[b]
+            fa = -Ka * e
+        else:
+            e = r / r0[b] - 1.0
+            fa = -Ka / r0[b] * e
+        U[2] += 0.5 * Ka * e * e
+        # shear (53)-(55): a = R_i n0, bb = R_j n, c = a·bb
+        u0 = R[i, 0, 0] * n0[b, 0] + R[i, 0, 1] * n0[b, 1] + R[i, 0, 2] * n0[b, 2]
+        u1 = R[i, 1, 0] * n0[b, 0] + R[i, 1, 1] * n0[b, 1] + R[i, 1, 2] * n0[b, 2]
+        u2 = R[i, 2, 0] * n0[b, 0] + R[i, 2, 1] * n0[b, 1] + R[i, 2, 2] * n0[b, 2]
+        w0 = R[j, 0, 0] * m0 + R[j, 0, 1] * m1 + R[j, 0, 2] * m2
+        w1 = R[j, 1, 0] * m0 + R[j, 1, 1] * m1 + R[j, 1, 2] * m2
+        w2 = R[j, 2, 0] * m0 + R[j, 2, 1] * m1 + R[j, 2, 2] * m2
+        g = 1.0 - (u0 * w0 + u1 * w1 + u2 * w2)
+        U[1] += 0.5 * Ks * g * g
+        z0 = R[j, 0, 0] * u0 + R[j, 1, 0] * u1 + R[j, 2, 0] * u2  # R_j^T a
+        z1 = R[j, 0, 1] * u0 + R[j, 1, 1] * u1 + R[j, 2, 1] * u2
+        z2 = R[j, 0, 2] * u0 + R[j, 1, 2] * u1 + R[j, 2, 2] * u2
+        nz = m0 * z0 + m1 * z1 + m2 * z2
+        fs = Ks * g / r
+        f0 = fa * m0 + fs * (z0 - nz * m0)
+        f1 = fa * m1 + fs * (z1 - nz * m1)
+        f2 = fa * m2 + fs * (z2 - nz * m2)
+        F[i, 0] += f0
+        F[i, 1] += f1
+        F[i, 2] += f2
+        F[j, 0] -= f0
+        F[j, 1] -= f1
+        F[j, 2] -= f2
+        t0 = Ks * g * (u1 * w2 - u2 * w1)
+        t1 = Ks * g * (u2 * w0 - u0 * w2)
+        t2 = Ks * g * (u0 * w1 - u1 * w0)
+        T[i, 0] += t0
+        T[i, 1] += t1
+        T[i, 2] += t2
+        T[j, 0] -= t0
+        T[j, 1] -= t1
+        T[j, 2] -= t2
+    if contact:
+        D2 = D * D
+        for i in range(n):
+            for j in range(i + 1, n):
+                dx0, dx1, dx2 = x[i, 0] - x[j, 0], x[i, 1] - x[j, 1], x[i, 2] - x[j, 2]
+                r2 = dx0 * dx0 + dx1 * dx1 + dx2 * dx2
+                if r2 < D2:
+                    r = np.sqrt(r2)
+                    if absolute:
+                        delta = D - r
+                        fc = Kpp * delta * np.sqrt(delta) / r
+                    else:
+                        delta = 1.0 - r / D
+                        fc = Kpp / D * delta * np.sqrt(delta) / r
+                    U[3] += 0.4 * Kpp * delta * delta * np.sqrt(delta)
+                    F[i, 0] += fc * dx0
+                    F[i, 1] += fc * dx1
+                    F[i, 2] += fc * dx2
+                    F[j, 0] -= fc * dx0
+                    F[j, 1] -= fc * dx1
+                    F[j, 2] -= fc * dx2
+    Fw = 0.0
+    if wall:
+        half = 0.5 * D
+        for i in range(n):
+            gap = x[i, 0] - x_w
+            if gap < half:
+                if absolute:
+                    delta = half - gap
+                    fw = Kpw * delta * np.sqrt(delta)
+                else:
+                    delta = 1.0 - gap / half
+                    fw = Kpw / half * delta * np.sqrt(delta)
+                U[4] += 0.4 * Kpw * delta * delta * np.sqrt(delta)
+                F[i, 0] += fw
+                Fw += fw
+    return Fw
+
+
+@numba.njit(cache=False)
+def _diagnostics(t, x, v, alpha, w, m, J, U, Iw, out):
+    """Fill one record (see COLUMNS); return (E, q2)."""
+    n = x.shape[0]
+    Kt = 0.0
+    Kr = 0.0
+    q2 = 0.0
+    for c in range(9, 18):
+        out[c] = 0.0
+    for k in range(n):
+        vv = v[k, 0] ** 2 + v[k, 1] ** 2 + v[k, 2] ** 2
+        ww = w[k, 0] ** 2 + w[k, 1] ** 2 + w[k, 2] ** 2
+        an = np.sqrt(alpha[k, 0] ** 2 + alpha[k, 1] ** 2 + alpha[k, 2] ** 2)
+        th = 2.0 * np.arctan(0.5 * an)
+        Kt += 0.5 * m * vv
+        Kr += 0.5 * J * ww
+        q2 += x[k, 0] ** 2 + x[k, 1] ** 2 + x[k, 2] ** 2 + vv + th * th + ww
+        for d in range(3):
+            out[9 + d] += m * v[k, d]
+            out[12 + d] += J * w[k, d]
+            out[15 + d] += J * w[k, d]
+        out[15] += m * (x[k, 1] * v[k, 2] - x[k, 2] * v[k, 1])
+        out[16] += m * (x[k, 2] * v[k, 0] - x[k, 0] * v[k, 2])
+        out[17] += m * (x[k, 0] * v[k, 1] - x[k, 1] * v[k, 0])
+    E = Kt + Kr + U[0] + U[1] + U[2] + U[3] + U[4]
+    out[0] = t
+    out[1] = Kt
+    out[2] = Kr
+    for q in range(5):
+        out[3 + q] = U[q]
+    out[8] = E
+    out[18] = Iw
+    out[19] = q2
+    return E, q2
+
+
+@numba.njit(cache=False)
+def _run_nb(x, v, alpha, w, h, n_steps, scheme, stride, E_ref, blowup,
+            bi, bj, n0, r0, D, m, J, Km, Ka, Ks, Kpp, Kpw, x_w, absolute, wall, contact,
+            rec, states):
+    """Run ``n_steps`` of a map in place; return (steps done, status, ∫(E-E_ref)^2 dt, ∫q2 dt).
+
+    status: 0 ok, 1 energy blow-up (|E - E_ref| > blowup |E_ref| or non-finite), 2 eq. (16)
+    invalid (h|p| >= 1). Records every ``stride`` steps into ``rec`` and ``states`` (if non-empty).
+    """
+    n = x.shape[0]
+    F = np.zeros((n, 3))
+    T = np.zeros((n, 3))
+    F1 = np.zeros((n, 3))
+    T1 = np.zeros((n, 3))
+    R = np.zeros((n, 3, 3))
+    U = np.zeros(5)
+    buf = np.zeros(20)
+    Fw = _forces_nb(x, alpha, bi, bj, n0, r0, D, Km, Ka, Ks, Kpp, Kpw, x_w, absolute, wall, contact, F, T, R, U)
+    Iw = 0.0
+    E, q2 = _diagnostics(0.0, x, v, alpha, w, m, J, U, Iw, buf)
+    rec[0, :] = buf
+    store = states.shape[0] > 0
+    if store:
+        for k in range(n):
+            for d in range(3):
+                states[0, 0, k, d] = x[k, d]
+                states[0, 1, k, d] = v[k, d]
+                states[0, 2, k, d] = alpha[k, d]
+                states[0, 3, k, d] = w[k, d]
+    e_prev = (E - E_ref) ** 2
+    q_prev = q2
+    int_e = 0.0
+    int_q = 0.0
+    for step in range(n_steps):
+        if scheme <= 1:  # maps (23), (25)
+            for k in range(n):
+                for d in range(3):
+                    x[k, d] += h * v[k, d] + h * h / (2.0 * m) * F[k, d]  # (23a)
+                    w[k, d] += h / (2.0 * J) * T[k, d]  # p_k = Ω_k + h/(2J) R_k M_k
+        else:  # maps (27), (27*): order c, d, a
+            for k in range(n):
+                for d in range(3):
+                    v[k, d] += h / m * F[k, d]  # (27c)
+                    w[k, d] += h / J * T[k, d]  # (27d)
+                    x[k, d] += h * v[k, d]  # (27a)
+        for k in range(n):
+            p0, p1, p2 = w[k, 0], w[k, 1], w[k, 2]
+            if scheme == 1 or scheme == 2:
+                c = h  # (25b), (27b)
+            else:
+                s = h * h * (p0 * p0 + p1 * p1 + p2 * p2)
+                if s >= 1.0:
+                    return step, 2, int_e, int_q
+                c = 2.0 * h / (1.0 + np.sqrt(1.0 - s))  # (23b), (30)
+            b0, b1, b2 = c * p0, c * p1, c * p2
+            a0, a1, a2 = alpha[k, 0], alpha[k, 1], alpha[k, 2]
+            den = 4.0 / (4.0 - (a0 * b0 + a1 * b1 + a2 * b2))  # (5): α ⊕ Δα
+            alpha[k, 0] = den * (a0 + b0 - 0.5 * (a1 * b2 - a2 * b1))
+            alpha[k, 1] = den * (a1 + b1 - 0.5 * (a2 * b0 - a0 * b2))
+            alpha[k, 2] = den * (a2 + b2 - 0.5 * (a0 * b1 - a1 * b0))
+        Fw1 = _forces_nb(x, alpha, bi, bj, n0, r0, D, Km, Ka, Ks, Kpp, Kpw, x_w, absolute, wall, contact,
+                         F1, T1, R, U)
+        if scheme <= 1:
+            for k in range(n):
+                for d in range(3):
+                    v[k, d] += h / (2.0 * m) * (F[k, d] + F1[k, d])  # (23c)
+                    w[k, d] += h / (2.0 * J) * T1[k, d]  # (23d)
+            Iw += 0.5 * h * (Fw + Fw1)
+        else:
+            Iw += h * Fw
+        Fw = Fw1
+        for k in range(n):
+            for d in range(3):
+                F[k, d] = F1[k, d]
+                T[k, d] = T1[k, d]
+        t = (step + 1) * h
+        E, q2 = _diagnostics(t, x, v, alpha, w, m, J, U, Iw, buf)
+        e_new = (E - E_ref) ** 2
+        int_e += 0.5 * h * (e_prev + e_new)  # trapezoid, spec §2.10 rule 1
+        int_q += 0.5 * h * (q_prev + q2)
+        e_prev = e_new
+        q_prev = q2
+        if (step + 1) % stride == 0:
+            r = (step + 1) // stride
+            rec[r, :] = buf
+            if store:
+                for k in range(n):
+                    for d in range(3):
+                        states[r, 0, k, d] = x[k, d]
+                        states[r, 1, k, d] = v[k, d]
+                        states[r, 2, k, d] = alpha[k, d]
+                        states[r, 3, k, d] = w[k, d]
+        if not np.isfinite(E) or abs(E - E_ref) > blowup * abs(E_ref):
+            return step + 1, 1, int_e, int_q
+    return n_steps, 0, int_e, int_q
+
+
+def _kernel_args(torus: BinderTorus):
+    p = torus.params
+    return (torus.bonds[:, 0].copy(), torus.bonds[:, 1].copy(), torus.n0, torus.r0, float(torus.D),
+            float(p.m), float(p.J), float(p.K_m), float(p.K_a), float(p.K_s), float(p.K_pp), float(p.K_pw),
+            float(p.x_w), LAWS[p.law] == 1, bool(p.wall), bool(p.contact))
+
+
+def forces_compiled(torus: BinderTorus, x, alpha):
+    """Same outputs as :func:`forces_numpy`, from the numba kernel."""
+    bi, bj, n0, r0, D, _, _, Km, Ka, Ks, Kpp, Kpw, x_w, absolute, wall, contact = _kernel_args(torus)
+    x = np.ascontiguousarray(x, dtype=float)
+    alpha = np.ascontiguousarray(alpha, dtype=float)
+    n = x.shape[0]
+    F, T, R, U = np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 3, 3)), np.zeros(5)
+    Fw = _forces_nb(x, alpha, bi, bj, n0, r0, D, Km, Ka, Ks, Kpp, Kpw, x_w, absolute, wall, contact, F, T, R, U)
+    return F, T, U, Fw
+
+
+class TorusRun(NamedTuple):
+    """Result of :func:`simulate_torus`.
+
+    Attributes
+    ----------
+    t : ndarray (n_rec,)           record times (every ``stride`` steps)
+    diag : ndarray (n_rec, 20)     diagnostics, columns :data:`COLUMNS`
+    states : ndarray (n_rec, 4, n, 3) or None   (x, v, alpha, Ω) at the record times
+    h : float
+    n_steps : int                  steps completed
+    status : int                   0 ok, 1 blow-up, 2 eq. (16) invalid
+    int_e2 : float                 ∫ (E - E_ref)^2 dt over the completed steps (trapezoid)
+    int_q2 : float                 ∫ ||q||^2 dt, the H¹ integrand (35) summed over bodies
+    wall_time : float              seconds in the compiled loop
+    """
+
+    t: np.ndarray
+    diag: np.ndarray
+    states: np.ndarray | None
+    h: float
+    n_steps: int
+    status: int
+    int_e2: float
+    int_q2: float
+    wall_time: float
+
+    def col(self, name: str) -> np.ndarray:
+        """One diagnostics column by name (see :data:`COLUMNS`)."""
+        return self.diag[:, COLUMNS.index(name)]
+
+    @property
+    def time_per_step(self) -> float:
+        return self.wall_time / max(self.n_steps, 1)
+
+    @property
+    def t_end(self) -> float:
+        return self.n_steps * self.h
+
+
+def simulate_torus(torus: BinderTorus, scheme: str, h: float, t_end: float, *, stride: int = 1,
+                   state0: RRState | None = None, store_states: bool = False,
+                   E_ref: float | None = None, blowup: float = 10.0) -> TorusRun:
+    """Integrate the torus with map ``scheme`` ("23", "25", "27", "27*") in one compiled loop.
+
+    Parameters
+    ----------
+    h, t_end : float      step size and horizon (``t_end/h`` is rounded to whole steps)
+    stride : int          record every ``stride`` steps
+    state0 : RRState      initial state (default: :meth:`BinderTorus.initial_state`)
+    store_states : bool   also record the full states at the record times
+    E_ref : float         energy reference of the H⁰ error integral (default: initial energy)
+    blowup : float        stop when ``|E - E_ref| > blowup |E_ref|`` (status 1)
+    """
+    if scheme not in SCHEMES:
+        raise ValueError(f"scheme must be one of {sorted(SCHEMES)}, got {scheme!r}")
+    positive(h=h, t_end=t_end)
+    if int(stride) != stride or stride < 1:
+        raise ValueError(f"stride must be a positive integer, got {stride!r}")
+    n_steps = int(round(t_end / h))
+    s = torus.initial_state() if state0 is None else state0
+    x, v, alpha, w = (np.array(a, dtype=float, order="C") for a in (s.x, s.v, s.alpha, s.w))
+    if E_ref is None:
+        E_ref = energy_terms(torus, x, v, alpha, w).sum()
+    n_rec = n_steps // stride + 1
+    rec = np.full((n_rec, len(COLUMNS)), np.nan)
+    states = np.full((n_rec if store_states else 0, 4, torus.n, 3), np.nan)
+    start = time.perf_counter()
+    done, status, int_e, int_q = _run_nb(x, v, alpha, w, float(h), n_steps, SCHEMES[scheme], int(stride),
+                                        float(E_ref), float(blowup), *_kernel_args(torus), rec, states)
+    wall = time.perf_counter() - start
+    keep = done // stride + 1
+    return TorusRun(t=rec[:keep, 0], diag=rec[:keep], states=states[:keep] if store_states else None, h=float(h),
+                    n_steps=int(done), status=int(status), int_e2=float(int_e), int_q2=float(int_q), wall_time=wall)
+
+
+def energy_terms(torus: BinderTorus, x, v, alpha, w) -> np.ndarray:
+    """``(K_t, K_r, U^m, U^s, U^a, U^pp, U^pw)`` of one state (NumPy), shape (7,)."""
+    p = torus.params
+    _, _, U, _ = forces_numpy(torus, x, alpha)
+    K_t = 0.5 * p.m * np.sum(np.asarray(v) ** 2)
+    K_r = 0.5 * p.J * np.sum(np.asarray(w) ** 2)
+    return np.concatenate([[K_t, K_r], U])
+
+
+def h1_integrand(x, v, alpha, w) -> np.ndarray:
+    """Integrand of the H¹ norm (35) summed over bodies, ``Σ |x|^2 + |v|^2 + θ^2 + |Ω|^2``; inputs (..., n, 3)."""
+    sq = lambda a: np.sum(np.asarray(a) ** 2, axis=(-1, -2))  # noqa: E731
+    return sq(x) + sq(v) + np.sum(rr_angle(alpha) ** 2, axis=-1) + sq(w)

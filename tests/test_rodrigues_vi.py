@@ -1,0 +1,265 @@
+"""Tests of the rescaled-Rodrigues integrators, the 3-D pendulum and the binder torus (chapter 003)."""
+
+import numpy as np
+import pytest
+from scipy.spatial.transform import Rotation
+
+from mbslib.integrators import rodrigues_vi as rv
+from mbslib.systems import binder_torus as bt
+from mbslib.systems.pendulum3d import Pendulum3D, initial_conditions, reference_solution, rotation_angle
+
+RNG = np.random.default_rng(20211203)
+PEND = Pendulum3D()
+
+
+def pendulum_state(alpha0=None, w0=None):
+    a0, w0_ = initial_conditions()
+    a0 = a0 if alpha0 is None else alpha0
+    w0 = w0_ if w0 is None else w0
+    return rv.initial_state(PEND, np.zeros(3), np.zeros(3), a0, w0)
+
+
+# --- rescaled Rodrigues parameters, eqs. (3)-(5) ----------------------------------------------
+
+
+def test_rr_matrix_is_rotation_and_matches_exponential():
+    direction = RNG.normal(size=(50, 3))
+    theta = direction / np.linalg.norm(direction, axis=1)[:, None] * RNG.uniform(0.0, 3.0, size=(50, 1))
+    alpha = rv.rr_from_rotvec(theta)
+    R = rv.rr_matrix(alpha)
+    assert np.abs(np.swapaxes(R, 1, 2) @ R - np.eye(3)).max() <= 1e-15 * 4
+    assert np.allclose(np.linalg.det(R), 1.0, atol=1e-14)
+    assert np.abs(R - Rotation.from_rotvec(theta).as_matrix()).max() <= 1e-14
+    # Cayley identity, inverse, trace, quaternion, equivariance
+    S = rv._hat(alpha)
+    cay = np.linalg.solve(np.eye(3) - 0.5 * S, np.eye(3) + 0.5 * S)
+    assert np.abs(R - cay).max() <= 1e-13
+    assert np.abs(rv.rr_matrix(-alpha) - np.swapaxes(R, 1, 2)).max() <= 1e-15 * 4
+    a2 = np.sum(alpha**2, axis=1)
+    assert np.allclose(np.trace(R, axis1=1, axis2=2), 3 - 4 * a2 / (4 + a2), atol=1e-13)
+    quat = np.concatenate([alpha, 2 * np.ones((50, 1))], axis=1) / np.sqrt(4 + a2)[:, None]  # scipy: scalar last
+    assert np.abs(Rotation.from_quat(quat).as_matrix() - R).max() <= 1e-14
+    Q = Rotation.from_rotvec(RNG.normal(size=3)).as_matrix()
+    assert np.abs(rv.rr_matrix(alpha @ Q.T) - Q @ R @ Q.T).max() <= 1e-13
+    # round trips
+    assert np.abs(rv.rr_from_matrix(R) - alpha).max() <= 1e-12 * (1 + np.abs(alpha).max())
+    assert np.abs(rv.rr_to_rotvec(alpha) - theta).max() <= 1e-13
+    assert np.allclose(rv.rr_angle(alpha), np.linalg.norm(theta, axis=1), atol=1e-14)
+
+
+def test_compose_order_is_spatial_left_increment():
+    a1, a2 = RNG.normal(size=(2, 100, 3))
+    lhs = rv.rr_matrix(rv.rr_compose(a1, a2))
+    assert np.abs(lhs - rv.rr_matrix(a2) @ rv.rr_matrix(a1)).max() <= 1e-14
+    # the other order is wrong by O(1): this guards against the order mistake (spec M1)
+    assert np.abs(lhs - rv.rr_matrix(a1) @ rv.rr_matrix(a2)).max() > 0.1
+    with pytest.raises(ZeroDivisionError):
+        rv.rr_compose([2.0, 0.0, 0.0], [2.0, 0.0, 0.0])
+
+
+def test_increment_solves_legendre_equation_and_truncation_is_third_order():
+    p = RNG.normal(size=(20, 3))
+    for h in (0.3, 0.05):
+        d = rv.increment_exact(p, h)
+        lhs = 4 * d / (4 + np.sum(d * d, axis=1))[:, None]
+        assert np.abs(lhs - h * p).max() <= 1e-15 * 8
+    diffs = [np.abs(rv.increment_exact(p, h) - rv.increment_truncated(p, h)).max() for h in (0.02, 0.01)]
+    assert 2.9 < np.log2(diffs[0] / diffs[1]) < 3.1
+    with pytest.raises(FloatingPointError, match="h|p|"):
+        rv.increment_exact([[2.0, 0.0, 0.0]], 0.5)
+    with pytest.raises(ValueError, match="h"):
+        rv.step_23(PEND, pendulum_state(), -0.1)
+
+
+# --- 3-D pendulum ------------------------------------------------------------------------------
+
+
+def test_pendulum_torque_matches_finite_differences_off_identity():
+    alpha = RNG.normal(size=(6, 3))
+    _, T = PEND.force_torque(np.zeros((6, 3)), alpha)
+    eps = 1e-6
+    for c in range(3):
+        e = np.zeros(3)
+        e[c] = eps
+        fd = -(PEND.potential(rv.rr_compose(alpha, e)) - PEND.potential(rv.rr_compose(alpha, -e))) / (2 * eps)
+        assert np.abs(fd - T[:, c]).max() <= 1e-8
+
+
+def test_pendulum_initial_conditions_eq42():
+    a0, w0 = initial_conditions()
+    assert abs(np.linalg.norm(a0) - 4.828427) < 1e-6
+    assert abs(PEND.axis_spin(a0, w0)) <= 1e-16
+    assert abs(PEND.energy(a0, w0) - 0.7471067812) < 1e-10
+    with pytest.raises(ValueError, match="J"):
+        Pendulum3D(J=-1.0).validated()
+
+
+@pytest.mark.parametrize("name", ["23", "25", "27", "27*"])
+def test_pendulum_invariants_to_round_off(name):
+    states = rv.run(rv.STEPS[name], PEND, pendulum_state(), 0.01, 1000)
+    alpha = np.array([s.alpha[0] for s in states])
+    w = np.array([s.w[0] for s in states])
+    assert np.abs(PEND.axis_spin(alpha, w)).max() <= 1e-13  # (41b)
+    assert np.abs(w[:, 2] - w[0, 2]).max() <= 1e-13  # e3·Ω
+    assert np.abs(PEND.axis_length(alpha) - 1).max() <= 1e-14 * 2  # (41c)
+
+
+def test_map23_satisfies_del_equation_and_equals_map21():
+    a0, w0 = initial_conditions()
+    h = 0.01
+    s23 = rv.run(rv.step_23, PEND, pendulum_state(), h, 300)
+    s21 = rv.run(rv.step_21, PEND, pendulum_state(w0=rv.rr_matrix(a0).T @ w0), h, 300)
+    res = max(np.abs(rv.del_residual(PEND, s23[k].x, s23[k - 1].alpha, s23[k].alpha, s23[k + 1].alpha, h)).max()
+              for k in range(1, 300))
+    assert res <= 1e-12
+    dw = max(np.abs(rv.rr_matrix(b.alpha[0]) @ b.w[0] - a.w[0]).max() for a, b in zip(s23, s21))
+    assert dw <= 1e-10
+    # map (25) is not an exact DEL solution: its residual is O(h^2), far above round-off
+    s25 = rv.run(rv.step_25, PEND, pendulum_state(), h, 3)
+    assert np.abs(rv.del_residual(PEND, s25[1].x, s25[0].alpha, s25[1].alpha, s25[2].alpha, h)).max() > 1e-8
+
+
+def test_flat_step_adapter_with_simulate():
+    from mbslib.simulate import simulate
+
+    s0 = pendulum_state()
+    traj = simulate(rv.as_flat_step(rv.step_25, PEND), rv.pack(s0), 0.01, 0.5)
+    last = rv.run(rv.step_25, PEND, s0, 0.01, 50)[-1]
+    assert np.array_equal(rv.unpack(traj.x[-1]).alpha, last.alpha)
+
+
+@pytest.mark.parametrize("name, order", [("23", 2), ("25", 2), ("27", 1)])
+def test_pendulum_observed_order(name, order):
+    a0, w0 = initial_conditions()
+    t_end, hs = 1.0, [0.02, 0.01, 0.005]
+    R_ref, w_ref = reference_solution(PEND, a0, w0, np.array([0.0, t_end]))
+    errs = []
+    for h in hs:
+        s = rv.run(rv.STEPS[name], PEND, pendulum_state(), h, round(t_end / h))[-1]
+        dR = rotation_angle(rv.rr_matrix(s.alpha[0]).T @ R_ref[-1])
+        errs.append(dR + np.linalg.norm(s.w[0] - w_ref[-1]))
+    slope = np.polyfit(np.log(hs), np.log(errs), 1)[0]
+    assert abs(slope - order) <= 0.2
+
+
+# --- binder torus ------------------------------------------------------------------------------
+
+
+def random_torus_config(torus):
+    x = torus.x0 + 0.02 * RNG.normal(size=torus.x0.shape)
+    x[torus.n // 2, 0] = 0.02  # wall penetration
+    x[3] = x[5] + 0.9 * torus.D * np.array([1.0, 0.0, 0.0])  # a non-bonded overlap
+    alpha = 0.6 * RNG.normal(size=x.shape)
+    return x, alpha
+
+
+@pytest.fixture(scope="module", params=["normalized", "absolute"])
+def torus(request):
+    return bt.make_torus(bt.TorusParams(n_p=24, law=request.param))
+
+
+def test_torus_forces_and_torques_match_finite_differences(torus):
+    x, alpha = random_torus_config(torus)
+    F, T, U, _ = bt.forces_numpy(torus, x, alpha)
+    assert np.all(U > 0)  # every term active in this configuration
+    pot = lambda x_, a_: bt.forces_numpy(torus, x_, a_)[2].sum()  # noqa: E731
+    eps = 1e-6
+    for i in range(torus.n):
+        for c in range(3):
+            e = np.zeros(3)
+            e[c] = eps
+            xp, xm = x.copy(), x.copy()
+            xp[i] += e
+            xm[i] -= e
+            fd = -(pot(xp, alpha) - pot(xm, alpha)) / (2 * eps)
+            assert abs(fd - F[i, c]) <= 1e-5 * np.abs(F).max()
+            ap, am = alpha.copy(), alpha.copy()
+            ap[i] = rv.rr_compose(alpha[i], e)  # spatial left perturbation
+            am[i] = rv.rr_compose(alpha[i], -e)
+            fd = -(pot(x, ap) - pot(x, am)) / (2 * eps)
+            assert abs(fd - T[i, c]) <= 1e-5 * np.abs(T).max()
+
+
+def test_torus_invariances_and_balance(torus):
+    x, alpha = random_torus_config(torus)
+    torus_nowall = bt.make_torus(torus.params._replace(wall=False))
+    F, T, U, _ = bt.forces_numpy(torus_nowall, x, alpha)
+    assert np.abs(F.sum(axis=0)).max() <= 1e-12 * np.abs(F).sum()
+    assert np.abs(T.sum(axis=0)).max() <= 1e-12 * np.abs(T).sum()
+    Q = Rotation.from_rotvec(RNG.normal(size=3)).as_matrix()
+    aq = rv.rr_compose(alpha, np.tile(rv.rr_from_rotvec(Rotation.from_matrix(Q).as_rotvec()), (torus.n, 1)))
+    assert np.abs(rv.rr_matrix(aq) - Q @ rv.rr_matrix(alpha)).max() < 1e-12
+    U_rot = bt.forces_numpy(torus_nowall, x, aq)[2]  # attitudes only, symmetry (33)
+    U_shift = bt.forces_numpy(torus_nowall, x + [0.3, -1.0, 2.0], alpha)[2]
+    assert np.abs(U_rot - U).max() <= 1e-10 and np.abs(U_shift - U).max() <= 1e-10
+    U_rigid = bt.forces_numpy(torus_nowall, x @ Q.T, aq)[2]  # positions and attitudes
+    assert abs(U_rigid[1] - U[1]) > 1e-3  # the shear law is not objective (spec §4.2c)
+
+
+def test_compiled_kernel_matches_numpy(torus):
+    x, alpha = random_torus_config(torus)
+    F, T, U, Fw = bt.forces_numpy(torus, x, alpha)
+    F2, T2, U2, Fw2 = bt.forces_compiled(torus, x, alpha)
+    assert np.abs(F2 - F).max() <= 1e-13 * np.abs(F).max()
+    assert np.abs(T2 - T).max() <= 1e-13 * np.abs(T).max()
+    assert np.allclose(U2, U, rtol=1e-13) and abs(Fw2 - Fw) <= 1e-13 * abs(Fw)
+
+
+@pytest.mark.parametrize("name", ["23", "25", "27", "27*"])
+def test_compiled_loop_matches_python_maps(name):
+    torus = bt.make_torus(bt.TorusParams(n_p=16, x_c=1.6))  # in wall contact quickly
+    s0 = torus.initial_state()
+    s0 = s0._replace(w=0.5 * RNG.normal(size=s0.w.shape))
+    s0 = rv.initial_state(torus, s0.x, s0.v, s0.alpha, s0.w)
+    h, n = 2e-3, 120
+    ref = rv.run(rv.STEPS[name], torus, s0, h, n)[-1]
+    out = bt.simulate_torus(torus, name, h, n * h, stride=n, state0=s0, store_states=True)
+    x, v, alpha, w = out.states[-1]
+    assert out.status == 0 and out.n_steps == n
+    for a, b in ((x, ref.x), (v, ref.v), (alpha, ref.alpha), (w, ref.w)):
+        assert np.abs(a - b).max() <= 1e-11 * (1 + np.abs(b).max())
+    E_np = bt.energy_terms(torus, ref.x, ref.v, ref.alpha, ref.w).sum()
+    assert abs(out.col("E")[-1] - E_np) <= 1e-11 * abs(E_np)
+    q2 = bt.h1_integrand(ref.x, ref.v, ref.alpha, ref.w)
+    assert abs(out.col("q2")[-1] - q2) <= 1e-11 * q2
+
+
+@pytest.mark.parametrize("name", ["23", "25", "27"])
+def test_torus_free_flight_momenta_conserved(name):
+    torus = bt.make_torus(bt.TorusParams(wall=False))
+    s0 = torus.initial_state()
+    s0 = s0._replace(v=s0.v + 0.05 * RNG.normal(size=s0.v.shape), w=0.5 * RNG.normal(size=s0.w.shape),
+                     alpha=0.02 * RNG.normal(size=s0.w.shape))
+    out = bt.simulate_torus(torus, name, 1e-3, 0.5, state0=s0)
+    E = out.col("E")
+    cols = ["P_x", "P_y", "P_z", "Ls_x", "Ls_y", "Ls_z"]
+    drift = max(np.abs(out.col(c) - out.col(c)[0]).max() for c in cols)
+    assert drift <= 1e-12 * 80
+    assert np.abs(E - E[0]).max() / E[0] <= (1e-3 if name != "27" else 2e-2)
+
+
+def test_torus_parameter_validation():
+    for bad, name in [(dict(n_p=2), "n_p"), (dict(K_a=-1.0), "K_a"), (dict(law="x"), "law"),
+                      (dict(x_c=1.0), "x_c"), (dict(J=0.0), "J")]:
+        with pytest.raises(ValueError, match=name):
+            bt.make_torus(bt.TorusParams(**bad))
+    with pytest.raises(ValueError, match="scheme"):
+        bt.simulate_torus(bt.make_torus(), "24", 1e-3, 0.01)
+
+
+def test_torus_geometry():
+    torus = bt.make_torus()
+    assert abs(torus.D - 0.1177794473) < 1e-9
+    assert np.allclose(torus.r0, torus.D, rtol=1e-12)
+    F, T, U, _ = bt.forces_numpy(torus, torus.x0, np.zeros((80, 3)))
+    assert np.abs(U).max() <= 1e-12 and np.abs(F).max() <= 1e-9
+
+
+def test_batched_maps_agree_with_shared_cayley_functions():
+    from mbslib.rotations import cayley_compose, cayley_so3
+
+    a1, a2 = RNG.normal(size=(2, 10, 3))
+    for p, q in zip(a1, a2):
+        assert np.abs(rv.rr_matrix(p) - cayley_so3(p)).max() <= 1e-15 * 4
+        # paper (5): α1 ⊕ α2 has R(α2) R(α1), i.e. cay(α2) cay(α1)
+        assert np.abs(rv.rr_compose(p, q) - cayley_compose(q, p)).max() <= 1e-12 * np.abs(q).max()
