@@ -29,6 +29,12 @@ def library_fingerprint() -> str:
 # it and the scorecard page reads them back, so cached chapters keep their records.
 CACHE_DIR = ROOT / "_build" / ".jupyter_cache" / f"{MODE}-{library_fingerprint()}"
 CHECKS_DIR = CACHE_DIR / "checks"
+
+# Create the cache database here, in the main process: with `-j 2` two reader processes would
+# otherwise both try to create it on a cold build.
+from jupyter_cache import get_cache  # noqa: E402
+
+get_cache(str(CACHE_DIR)).list_cache_records()
 os.environ["MBS_CHECKS_DIR"] = str(CHECKS_DIR)
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
