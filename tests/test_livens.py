@@ -126,6 +126,17 @@ def test_bad_parameters_raise_value_errors_naming_them():
         L.step_mph(HeavyTop.cone(), np.zeros(9), 0.1, inverse="typo")
 
 
+@pytest.mark.parametrize("h", [0.0, -0.01, np.nan, np.inf])
+@pytest.mark.parametrize("scheme", ["eml", "mpl", "reml", "null_eml", "emh", "mph"])
+def test_steps_reject_a_bad_step_size(scheme, h):
+    top = HeavyTop.cone()
+    _, x0 = top.steady_precession(np.pi / 3, 10.0)
+    if scheme in ("emh", "mph"):
+        x0 = L.hamiltonian_initial_state(top, x0)
+    with pytest.raises(ValueError, match="h must be"):
+        getattr(L, f"step_{scheme}")(top, x0, h)
+
+
 def test_paper_data_of_the_heavy_top():
     top = HeavyTop.cone()
     assert top.mass == pytest.approx(0.7068583471, rel=1e-10)
@@ -151,7 +162,10 @@ SCHEME_CASES = [
     ("eml", HeavyTop.cone()),
     ("mpl", HeavyTop.cone()),
     ("mpl", SpringPendulum()),
+    ("eml", FreeRigidBody()),
+    ("mpl", FreeRigidBody()),   # widget path of Figs. 5-8
     ("eml", FourBarLoop()),
+    ("mpl", FourBarLoop()),     # same code path as the widgets' scheme switch
 ]
 
 

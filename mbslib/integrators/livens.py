@@ -18,6 +18,7 @@ residual and its analytic Jacobian beside it):
 Newton follows the authors' rule (spec §2.10): stop when max|R| ≤ 1e-9, then apply one more
 update (:func:`mbslib.newton.newton_solve` with ``extra_update=True``). An antipodal-branch
 guard raises :class:`~mbslib.newton.NewtonError` if a quaternion flips sign within a step.
+Every ``step_*`` raises ``ValueError`` unless the step size ``h`` is a finite positive number.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import numpy as np
 from mbslib.newton import NewtonError, fd_jacobian, newton_solve
 from mbslib.quaternions import G, Ql, Qr, exp_s3_with_jacobian, minus
 from mbslib.systems.livens_systems import KineticParts
+from mbslib.validation import positive
 
 # ---------------------------------------------------------------------------------------------
 # state helpers
@@ -143,6 +145,7 @@ def jacobian_mpl(system, x_n, x_n1, h, t=0.0) -> np.ndarray:
 
 
 def _step_livens(system, x_n, h, t, discrete, jacobian):
+    positive(h=h)
     x_n = np.asarray(x_n, dtype=float)
     residual = lambda z: _livens_equations(system, x_n, z, h, t, discrete, False)  # noqa: E731
     x1, rep = newton_solve(
@@ -224,6 +227,7 @@ def jacobian_reml(system, x_n, y, h, t=0.0) -> np.ndarray:
 
 def step_reml(system, x_n, h, t=0.0, jacobian="analytic"):
     """One REML step: Newton on (q^{n+1}, λ), then v, p from (101)–(102)."""
+    positive(h=h)
     x_n = np.asarray(x_n, dtype=float)
     n = system.n
     q0, _, _, lam0 = split_state(system, x_n)
@@ -285,6 +289,7 @@ def step_null_eml(system, x_n, h, t=0.0, jacobian="analytic"):
     """
     if system.n != 4 or system.m != 1 or system.external_force(np.zeros(4), t) is not None:
         raise ValueError("system must be a single unforced quaternion body (n = 4, m = 1)")
+    positive(h=h)
     x_n = np.asarray(x_n, dtype=float)
     residual = lambda z: residual_null_eml(system, x_n, z, h, t)  # noqa: E731
     theta, rep = newton_solve(
@@ -453,6 +458,7 @@ def _advanced_guess(system, x_n, h):
 
 def step_emh(system, x_n, h, t=0.0):
     """One EMH step (Hamiltonian energy–momentum scheme with M4)."""
+    positive(h=h)
     x_n = np.asarray(x_n, dtype=float)
     x1, rep = newton_solve(
         lambda z: _emh_equations(system, x_n, z, h, t, False),
@@ -469,6 +475,7 @@ def step_mph(system, x_n, h, t=0.0, inverse="numerical"):
     """One MPH step (midpoint rule on Hamilton's equations with M4)."""
     if inverse not in ("numerical", "analytic"):
         raise ValueError(f"inverse must be 'numerical' or 'analytic', got {inverse!r}")
+    positive(h=h)
     x_n = np.asarray(x_n, dtype=float)
     x1, rep = newton_solve(
         lambda z: _mph_equations(system, x_n, z, h, t, False, inverse),
