@@ -1,5 +1,7 @@
 """Tests of the director rigid body, the non-twisting body and its EM/DLA schemes (chapter 004)."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 from scipy.integrate import quad, solve_ivp
@@ -7,6 +9,7 @@ from scipy.integrate import quad, solve_ivp
 from mbslib.integrators.nonholonomic_em import (
     dla_stepper,
     em_stepper,
+    frame_defects,
     jacobian_dla,
     jacobian_em,
     residual_dla,
@@ -136,6 +139,50 @@ def test_validation_names_parameter():
         nb.initial_state([1.0, 2.0])
 
 
+def test_body_record_cannot_be_invalid():
+    """The record validates in __post_init__: direct construction and dataclasses.replace too."""
+    body = nb.make_body(alpha=1.0)
+    for bad, match in ((dict(a=-0.1), "a must"), (dict(duration=-1.0), "duration"), (dict(load_scale=-2.0), "load_scale"),
+                       (dict(alpha=np.nan), "alpha"), (dict(beta="1"), "beta"), (dict(J=np.eye(2)), "J"),
+                       (dict(J=np.diag([1.0, 1.0, 5.0])), "J")):
+        with pytest.raises(ValueError, match=match):
+            dataclasses.replace(body, **bad)
+        with pytest.raises(ValueError, match=match):
+            nb.NontwistingBody(**{**dict(J=nb.J_PAPER), **bad})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        body.a = 0.3
+    with pytest.raises(ValueError):
+        body.J[0, 0] = 10.0  # J is stored read-only
+    J = nb.J_PAPER.copy()
+    body = nb.NontwistingBody(J, alpha=2)
+    J[0, 0] = 10.0  # the record keeps its own copy
+    assert body.J[0, 0] == 3.0 and isinstance(body.alpha, float)
+    assert dataclasses.replace(body, load_scale=0.5).load_scale == 0.5
+    np.testing.assert_array_equal(nb.NontwistingBody().J, nb.J_PAPER)
+
+
+def test_frame_defects_vectorised_against_sphere_transport(rng):
+    """frame_defects (G1–G3) agrees with a loop over mbslib.sphere.parallel_transport and detects each defect."""
+    body = nb.make_body(**CASE3, load_scale=0.01)
+    q = simulate(em_stepper(body), nb.initial_state([1.5, 4.5, 0.0]), 0.01, 0.5).x[:, :9]
+    ortho, twist, transport = frame_defects(q)
+    d1, d2, d3 = nb.directors(q)
+    loop = max(np.linalg.norm(d[n + 1] - parallel_transport(d3[n], d3[n + 1], d[n]))
+               for n in range(len(q) - 1) for d in (d1, d2))
+    assert transport == pytest.approx(loop, abs=1e-15)
+    assert max(ortho, twist, transport) <= 1e-10
+    # a twisting run (the standard body, basic EM) violates G2 and G3 but not G1
+    q_std = simulate(em_stepper(body, nonholonomic=False), nb.initial_state([1.5, 4.5, 2.0]), 0.01, 0.2).x[:, :9]
+    o, tw, tr = frame_defects(q_std)
+    assert o <= 1e-10 and tw > 1e-3 and tr > 1e-3
+    q_bad = q.copy()
+    q_bad[3, 0] += 1e-6
+    assert frame_defects(q_bad)[0] >= 5e-7
+    assert frame_defects(q[:1]) == (frame_defects(q[:1])[0], 0.0, 0.0)
+    with pytest.raises(ValueError, match="q must"):
+        frame_defects(q[:, :6])
+
+
 # --- schemes: Jacobians ----------------------------------------------------------------------
 
 
@@ -213,6 +260,19 @@ def test_parameter_a_does_not_change_motion():
     runs = [simulate(em_stepper(nb.make_body(**CASE3, a=a)), x0, 0.005, 0.3).x for a in (0.0, 0.5, 1.0)]
     assert np.max(np.abs(runs[0] - runs[1])) <= 1e-10
     assert np.max(np.abs(runs[2] - runs[1])) <= 1e-10
+
+
+def test_newton_tolerance_option():
+    """rtol tightens the EM stopping test: smaller final residuals, and a = 0 vs ½ differences shrink to round-off."""
+    x0 = nb.initial_state([1.5, 4.5, 0.0])
+    body = nb.make_body(**CASE3)
+    _, loose = step_em(body, x0, 0.005, 0.0)
+    _, tight = step_em(body, x0, 0.005, 0.0, rtol=1e-15)
+    assert tight.n_iter >= loose.n_iter and tight.residual_history[-1] <= 1e-15 * tight.residual_history[0] + 1e-13
+    with pytest.raises(ValueError, match="rtol"):
+        step_em(body, x0, 0.005, rtol=0.0)
+    runs = [simulate(em_stepper(nb.make_body(**CASE3, a=a), rtol=1e-14), x0, 0.005, 0.3).x for a in (0.0, 0.5)]
+    assert np.max(np.abs(runs[0] - runs[1])) <= 1e-11
 
 
 def test_dla_invariants_case1():

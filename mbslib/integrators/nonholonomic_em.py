@@ -57,10 +57,12 @@ def _check(h: float, load_rule: str) -> None:
         raise ValueError(f"load_rule must be one of {LOAD_RULES}, got {load_rule!r}")
 
 
-def _solve(res, jac, z0, t) -> tuple[np.ndarray, NewtonReport]:
-    """Newton with the stopping test max|R| ≤ max(RTOL max|R(z0)|, ATOL)."""
+def _solve(res, jac, z0, t, rtol=None) -> tuple[np.ndarray, NewtonReport]:
+    """Newton with the stopping test max|R| ≤ max(rtol max|R(z0)|, ATOL), rtol = RTOL by default."""
+    rtol = RTOL if rtol is None else rtol
+    positive(rtol=rtol)
     r0 = float(np.max(np.abs(res(z0))))
-    return newton_solve(res, z0, jac, tol=max(RTOL * r0, ATOL), max_iter=MAX_ITER, t=t)
+    return newton_solve(res, z0, jac, tol=max(rtol * r0, ATOL), max_iter=MAX_ITER, t=t)
 
 
 def _em_load(body, q_n, q_n1, t, h, load_rule):
@@ -163,11 +165,13 @@ def jacobian_em(body: NontwistingBody, x_n, z, h, t=0.0, *, nonholonomic=True, l
     return K
 
 
-def step_em(body: NontwistingBody, x_n, h, t=0.0, *, nonholonomic=True, load_rule="midpoint", unit_length=True):
+def step_em(body: NontwistingBody, x_n, h, t=0.0, *, nonholonomic=True, load_rule="midpoint", unit_length=True,
+            rtol=None):
     """One EM step ``(q_n, q̇_n) -> (q_{n+1}, q̇_{n+1})`` (Sect. 5.1/5.2).
 
     Newton on ``z = (q_{n+1}, λ, μ)`` from the predictor ``(q_n + h q̇_n, 0, 0)``; the velocity
-    update is ``q̇_{n+1} = (2/h)(q_{n+1} − q_n) − q̇_n`` (trapezoidal rule, eq. 87).
+    update is ``q̇_{n+1} = (2/h)(q_{n+1} − q_n) − q̇_n`` (trapezoidal rule, eq. 87). ``rtol`` is
+    the relative Newton tolerance (default :data:`RTOL`, the paper's 1e-10).
 
     Returns
     -------
@@ -191,6 +195,7 @@ def step_em(body: NontwistingBody, x_n, h, t=0.0, *, nonholonomic=True, load_rul
         lambda z: jacobian_em(body, x_n, z, h, t, **kw),
         z0,
         t,
+        rtol,
     )
     q_n1 = z[:9]
     return np.concatenate([q_n1, 2.0 / h * (q_n1 - q_n) - v_n]), report
@@ -269,9 +274,10 @@ def step_dla(body: NontwistingBody, x_n, h, t=0.0):
     return np.concatenate([q_n1, project_momentum(body, q_n1, p_star)]), report
 
 
-def em_stepper(body, *, nonholonomic=True, load_rule="midpoint", unit_length=True):
+def em_stepper(body, *, nonholonomic=True, load_rule="midpoint", unit_length=True, rtol=None):
     """``step(x, h, t)`` for :func:`mbslib.simulate.simulate`."""
-    return partial(step_em, body, nonholonomic=nonholonomic, load_rule=load_rule, unit_length=unit_length)
+    return partial(step_em, body, nonholonomic=nonholonomic, load_rule=load_rule, unit_length=unit_length,
+                   rtol=rtol)
 
 
 def dla_stepper(body):
@@ -307,3 +313,44 @@ def invariants(body: NontwistingBody, x, *, scheme="em", h=None) -> dict:
     H = 0.5 * np.sum(p * v, axis=1)
     E = K if scheme == "em" else kinetic_energy(body, np.diff(q, axis=0) / h)
     return dict(q=q, v=v, p=p, pi=spatial_angular_momentum(q, p), Pi=material_angular_momentum(q, p), K=K, H=H, E=E)
+
+
+def frame_defects(q) -> tuple[float, float, float]:
+    """Largest defects of the discrete non-twisting frame along ``q`` of shape (N+1, 9) (spec G1–G3).
+
+    Returns
+    -------
+    ortho : float
+        ``max_n |h(q_n)|∞`` (orthonormality, G1).
+    twist : float
+        ``max_n |d_{1,n+1}·d_{2,n} − d_{1,n}·d_{2,n+1}|`` (the discrete constraint (94), G2).
+    transport : float
+        ``max_n,α ‖d_{α,n+1} − P(d_{α,n})‖`` with P the parallel transport along the great arc
+        from d_{3,n} to d_{3,n+1} (eq. 10), the rotation ``I + ŵ + ŵ²/(1 + c)`` with
+        ``w = d_{3,n} × d_{3,n+1}``, ``c = d_{3,n}·d_{3,n+1}`` (unit d3 assumed; G3).
+        ``inf`` if consecutive d3 are antipodal (transport undefined). 0 for a single state.
+    """
+    q = np.asarray(q, dtype=float)
+    if q.ndim != 2 or q.shape[1] != 9 or len(q) == 0:
+        raise ValueError(f"q must have shape (N+1, 9), got {q.shape}")
+    d1, d2, d3 = q[:, 0:3], q[:, 3:6], q[:, 6:9]
+    ortho = float(np.max(np.abs(np.column_stack([
+        0.5 * (np.sum(d1 * d1, axis=1) - 1.0), 0.5 * (np.sum(d2 * d2, axis=1) - 1.0),
+        0.5 * (np.sum(d3 * d3, axis=1) - 1.0), np.sum(d2 * d3, axis=1), np.sum(d1 * d3, axis=1),
+        np.sum(d1 * d2, axis=1)]))))
+    if len(q) == 1:
+        return ortho, 0.0, 0.0
+    twist = float(np.max(np.abs(np.sum(d1[1:] * d2[:-1] - d1[:-1] * d2[1:], axis=1))))
+    u = d3 / np.linalg.norm(d3, axis=1, keepdims=True)
+    a, b = u[:-1], u[1:]
+    w = np.cross(a, b)
+    c = np.sum(a * b, axis=1)
+    if np.any(1.0 + c < 1e-12):
+        return ortho, twist, float("inf")
+    transport = 0.0
+    for d in (d1, d2):
+        v = d[:-1]
+        wv = np.cross(w, v)
+        Pv = v + wv + np.cross(w, wv) / (1.0 + c)[:, None]
+        transport = max(transport, float(np.max(np.linalg.norm(d[1:] - Pv, axis=1))))
+    return ortho, twist, transport

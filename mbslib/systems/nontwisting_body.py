@@ -25,8 +25,9 @@ evolves independently of the rotation.
 
 from __future__ import annotations
 
+import numbers
+from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import NamedTuple
 
 import numpy as np
 from scipy.integrate import solve_ivp
@@ -40,29 +41,64 @@ J_PAPER = np.array([[3.0, -1.0 / 7.0, 0.0], [-1.0 / 7.0, 4.0, 0.0], [0.0, 0.0, 5
 I3 = np.eye(3)
 
 
-class NontwistingBody(NamedTuple):
-    """Parameters of the (non-twisting) rigid body in director form.
+@dataclass(frozen=True, eq=False)
+class NontwistingBody:
+    """Parameters of the (non-twisting) rigid body in director form; validated on construction.
+
+    The record is immutable: build it with :func:`make_body` or the constructor, derive variants
+    with :func:`dataclasses.replace`; both run the validation of ``__post_init__``, so an invalid
+    body cannot exist. ``J`` is stored as a read-only float array.
 
     Attributes
     ----------
     J : ndarray, shape (3, 3)
-        Convected inertia tensor, kg m² (eq. 111 for the paper's examples).
+        Convected inertia tensor, kg m² (eq. 111 for the paper's examples); symmetric positive
+        definite with positive-definite Euler coefficients (triangle inequalities).
     alpha, beta : float
         Amplitudes of the material moment ``m = -s f(t)(α d1 + β d2)``, N m (eqs. 115, 118).
     load_scale : float
-        The factor ``s`` (1 = the printed loads).
+        The factor ``s`` (1 = the printed loads), non-negative.
     duration : float
-        Duration ``T`` of the triangular time function (1 s in eq. 116).
+        Duration ``T`` of the triangular time function (1 s in eq. 116), positive.
     a : float
         Weight in the nonholonomic constraint (80), in [0, 1]; it does not change the motion.
+
+    Raises
+    ------
+    ValueError
+        Naming the offending parameter.
     """
 
-    J: np.ndarray
+    J: np.ndarray = field(default_factory=lambda: J_PAPER.copy())
     alpha: float = 0.0
     beta: float = 0.0
     load_scale: float = 1.0
     duration: float = 1.0
     a: float = 0.5
+
+    def __post_init__(self):
+        J = inertia("J", self.J).copy()
+        if np.linalg.eigvalsh(euler_coefficients(J))[0] <= 0:
+            raise ValueError(
+                "J must satisfy the triangle inequalities (Euler coefficients positive definite)"
+            )
+        J.flags.writeable = False
+        values = {}
+        for name in ("alpha", "beta", "load_scale", "duration", "a"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise ValueError(f"{name} must be a real number, got {value!r}")
+            value = float(value)
+            if not np.isfinite(value):
+                raise ValueError(f"{name} must be finite, got {value!r}")
+            values[name] = value
+        if values["load_scale"] < 0:
+            raise ValueError(f"load_scale must be non-negative, got {self.load_scale!r}")
+        positive(duration=values["duration"])
+        in_range("a", values["a"], 0.0, 1.0)
+        object.__setattr__(self, "J", J)
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
 
     @property
     def euler(self) -> np.ndarray:
@@ -72,7 +108,7 @@ class NontwistingBody(NamedTuple):
     @property
     def M(self) -> np.ndarray:
         """Constant director mass matrix M = 𝒥 ⊗ I3, shape (9, 9) (eq. 88); read-only."""
-        return _mass_matrix(np.asarray(self.J, dtype=float).tobytes())
+        return _mass_matrix(self.J.tobytes())
 
     @property
     def loaded(self) -> bool:
@@ -80,17 +116,11 @@ class NontwistingBody(NamedTuple):
 
 
 def make_body(J=J_PAPER, alpha=0.0, beta=0.0, load_scale=1.0, duration=1.0, a=0.5) -> NontwistingBody:
-    """Validated :class:`NontwistingBody`; raises ValueError naming a bad parameter."""
-    J = inertia("J", J)
-    if not np.all(np.isfinite([alpha, beta, load_scale])):
-        raise ValueError("alpha, beta and load_scale must be finite")
-    if load_scale < 0:
-        raise ValueError(f"load_scale must be non-negative, got {load_scale!r}")
-    positive(duration=duration)
-    in_range("a", a, 0.0, 1.0)
-    if np.linalg.eigvalsh(euler_coefficients(J))[0] <= 0:
-        raise ValueError("J must satisfy the triangle inequalities (Euler coefficients positive definite)")
-    return NontwistingBody(J, float(alpha), float(beta), float(load_scale), float(duration), float(a))
+    """Validated :class:`NontwistingBody` (the paper's inertia by default).
+
+    Raises ValueError naming a bad parameter (the checks live in ``__post_init__``).
+    """
+    return NontwistingBody(J, alpha, beta, load_scale, duration, a)
 
 
 @lru_cache(maxsize=64)
