@@ -128,7 +128,10 @@ def test_damping_matrices_are_psd_and_agree_on_translating_couplers():
 
 @pytest.mark.parametrize("variant", ggl.VARIANTS)
 @pytest.mark.parametrize(
-    "system", [TOP, ex.double_four_bar(ex.FourBarParams(eta=0.5))], ids=["top", "damped-bar"]
+    "system",
+    [TOP, ex.double_four_bar(ex.FourBarParams(eta=0.5)),
+     ex.double_four_bar(ex.FourBarParams(eta=0.5), damping="metis")],
+    ids=["top", "damped-bar", "damped-bar-metis"],
 )
 def test_newton_matrix_and_start_jacobian_match_finite_differences(system, variant):
     n = 3 * system.d + 2 * system.m

@@ -180,7 +180,9 @@ def step_ggl(system, x_n, h: float, t: float = 0.0, *, variant: str = "paper", t
         Step size.
     t : float
         Time t_n (only reported on failure).
-    variant : {"paper", "printed"}
+    variant : {"paper", "printed", "no_hessian"}
+        "paper": eqs. (41a-e) with p_{n+1} in the Hessian term; "printed" and "no_hessian" are
+        the negative controls of :func:`residual_ggl`.
     tol, max_iter : Newton settings (paper: 1e-9 on max|R|).
 
     Returns
