@@ -67,8 +67,26 @@ def test_increment_solves_legendre_equation_and_truncation_is_third_order():
     assert 2.9 < np.log2(diffs[0] / diffs[1]) < 3.1
     with pytest.raises(FloatingPointError, match="h|p|"):
         rv.increment_exact([[2.0, 0.0, 0.0]], 0.5)
-    with pytest.raises(ValueError, match="h"):
-        rv.step_23(PEND, pendulum_state(), -0.1)
+
+
+@pytest.mark.parametrize("name", sorted(rv.STEPS))
+@pytest.mark.parametrize("h", [0.0, -0.1, np.nan, np.inf])
+def test_every_map_validates_the_step_size(name, h):
+    with pytest.raises(ValueError, match="h must be a finite positive number"):
+        rv.STEPS[name](PEND, pendulum_state(), h)
+
+
+def test_increments_driver_and_del_residual_validate_h():
+    for f in (rv.increment_exact, rv.increment_truncated):
+        with pytest.raises(ValueError, match="h must"):
+            f([[0.1, 0.0, 0.0]], -1e-3)
+    with pytest.raises(ValueError, match="h must"):
+        rv.run(rv.step_25, PEND, pendulum_state(), np.nan, 3)
+    with pytest.raises(ValueError, match="n_steps"):
+        rv.run(rv.step_25, PEND, pendulum_state(), 0.01, 2.5)
+    a = pendulum_state().alpha
+    with pytest.raises(ValueError, match="h must"):
+        rv.del_residual(PEND, np.zeros((1, 3)), a, a, a, 0.0)
 
 
 # --- 3-D pendulum ------------------------------------------------------------------------------
@@ -90,8 +108,14 @@ def test_pendulum_initial_conditions_eq42():
     assert abs(np.linalg.norm(a0) - 4.828427) < 1e-6
     assert abs(PEND.axis_spin(a0, w0)) <= 1e-16
     assert abs(PEND.energy(a0, w0) - 0.7471067812) < 1e-10
-    with pytest.raises(ValueError, match="J"):
-        Pendulum3D(J=-1.0).validated()
+
+
+@pytest.mark.parametrize("bad, name", [(dict(J=-1.0), "J"), (dict(m=0.0), "m"), (dict(g=np.nan), "g"),
+                                       (dict(rho0=(0.0, np.inf, 1.0)), "rho0"), (dict(rho0=(1.0, 0.0)), "rho0"),
+                                       (dict(rho0=(0.0, 0.0, 0.0)), "rho0")])
+def test_pendulum_validates_on_construction(bad, name):
+    with pytest.raises(ValueError, match=name):
+        Pendulum3D(**bad)
 
 
 @pytest.mark.parametrize("name", ["23", "25", "27", "27*"])
@@ -112,6 +136,12 @@ def test_map23_satisfies_del_equation_and_equals_map21():
     res = max(np.abs(rv.del_residual(PEND, s23[k].x, s23[k - 1].alpha, s23[k].alpha, s23[k + 1].alpha, h)).max()
               for k in range(1, 300))
     assert res <= 1e-12
+    # the same residual with the time levels passed as rows (one call for the whole trajectory)
+    alpha = np.array([st.alpha[0] for st in s23])
+    res_rows = rv.del_residual(PEND, np.zeros((len(alpha) - 2, 3)), alpha[:-2], alpha[1:-1], alpha[2:], h)
+    assert np.abs(res_rows).max() <= 1e-12
+    assert np.allclose(res_rows[10], rv.del_residual(PEND, s23[11].x, s23[10].alpha, s23[11].alpha, s23[12].alpha, h)[0],
+                       rtol=0, atol=1e-15)
     dw = max(np.abs(rv.rr_matrix(b.alpha[0]) @ b.w[0] - a.w[0]).max() for a, b in zip(s23, s21))
     assert dw <= 1e-10
     # map (25) is not an exact DEL solution: its residual is O(h^2), far above round-off
@@ -182,7 +212,7 @@ def test_torus_forces_and_torques_match_finite_differences(torus):
 
 def test_torus_invariances_and_balance(torus):
     x, alpha = random_torus_config(torus)
-    torus_nowall = bt.make_torus(torus.params._replace(wall=False))
+    torus_nowall = bt.make_torus(torus.params.replace(wall=False))
     F, T, U, _ = bt.forces_numpy(torus_nowall, x, alpha)
     assert np.abs(F.sum(axis=0)).max() <= 1e-12 * np.abs(F).sum()
     assert np.abs(T.sum(axis=0)).max() <= 1e-12 * np.abs(T).sum()
@@ -238,13 +268,26 @@ def test_torus_free_flight_momenta_conserved(name):
     assert np.abs(E - E[0]).max() / E[0] <= (1e-3 if name != "27" else 2e-2)
 
 
+@pytest.mark.parametrize("bad, name", [
+    (dict(n_p=2), "n_p"), (dict(n_p=80.5), "n_p"), (dict(n_p=np.nan), "n_p"), (dict(K_a=-1.0), "K_a"),
+    (dict(K_pw=np.inf), "K_pw"), (dict(law="x"), "law"), (dict(x_c=1.0), "x_c"), (dict(x_c=np.nan), "x_c"),
+    (dict(J=0.0), "J"), (dict(D_t=-3.0), "D_t"), (dict(v0=np.nan), "v0"), (dict(v0=np.inf), "v0"),
+    (dict(x_w=np.nan), "x_w"), (dict(x_w=-np.inf), "x_w"), (dict(wall="yes"), "wall")])
+def test_torus_params_validate_on_construction(bad, name):
+    with pytest.raises(ValueError, match=name):
+        bt.TorusParams(**bad)
+    with pytest.raises(ValueError, match=name):  # a modified copy is validated as well
+        bt.TorusParams().replace(**bad)
+
+
 def test_torus_parameter_validation():
-    for bad, name in [(dict(n_p=2), "n_p"), (dict(K_a=-1.0), "K_a"), (dict(law="x"), "law"),
-                      (dict(x_c=1.0), "x_c"), (dict(J=0.0), "J")]:
-        with pytest.raises(ValueError, match=name):
-            bt.make_torus(bt.TorusParams(**bad))
+    assert bt.TorusParams(n_p=24.0).n_p == 24 and isinstance(bt.TorusParams(n_p=24.0).n_p, int)
+    with pytest.raises(ValueError, match="params"):
+        bt.make_torus(dict(n_p=24))
     with pytest.raises(ValueError, match="scheme"):
         bt.simulate_torus(bt.make_torus(), "24", 1e-3, 0.01)
+    with pytest.raises(ValueError, match="h must"):
+        bt.simulate_torus(bt.make_torus(), "25", -1e-3, 0.01)
 
 
 def test_torus_geometry():
@@ -256,10 +299,22 @@ def test_torus_geometry():
 
 
 def test_batched_maps_agree_with_shared_cayley_functions():
-    from mbslib.rotations import cayley_compose, cayley_so3
+    """Pins the table in the module docstring, including rr_compose(a, b) == cayley_compose(b, a)."""
+    from mbslib.rotations import cayley_compose, cayley_inv_so3, cayley_so3, hat, rotvec_to_cayley
 
     a1, a2 = RNG.normal(size=(2, 10, 3))
-    for p, q in zip(a1, a2):
+    S = rv._hat(a1)
+    for k, (p, q) in enumerate(zip(a1, a2)):
+        assert np.array_equal(S[k], hat(p))
         assert np.abs(rv.rr_matrix(p) - cayley_so3(p)).max() <= 1e-15 * 4
-        # paper (5): α1 ⊕ α2 has R(α2) R(α1), i.e. cay(α2) cay(α1)
+        # paper (5): α1 ⊕ α2 has R(α2) R(α1), i.e. cay(α2) cay(α1): the arguments are swapped
         assert np.abs(rv.rr_compose(p, q) - cayley_compose(q, p)).max() <= 1e-12 * np.abs(q).max()
+        assert np.abs(rv.rr_matrix(rv.rr_compose(p, q)) - cayley_so3(q) @ cayley_so3(p)).max() <= 1e-14
+        # the unswapped call is a different rotation (guards the documented order)
+        assert np.abs(rv.rr_compose(p, q) - cayley_compose(p, q)).max() > 1e-3
+        assert np.abs(rv.rr_from_matrix(cayley_so3(p)) - cayley_inv_so3(cayley_so3(p))).max() <= 1e-13
+    theta = RNG.normal(size=(10, 3))
+    theta *= RNG.uniform(0.0, 3.0, size=(10, 1)) / np.linalg.norm(theta, axis=1)[:, None]
+    batched = rv.rr_from_rotvec(theta)
+    for k, t in enumerate(theta):
+        assert np.abs(batched[k] - rotvec_to_cayley(t)).max() <= 1e-13 * (1 + np.abs(batched[k]).max())

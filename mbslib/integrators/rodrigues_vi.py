@@ -20,6 +20,28 @@ U with respect to a left perturbation ``R -> exp(S(zeta)) R``), both of shape (n
 
 The state is an :class:`RRState`; it carries the force and torque of its own configuration so
 that every map costs one force evaluation per step.
+
+Relation to :mod:`mbslib.rotations`. The rescaled Rodrigues vector is twice the Gibbs vector,
+i.e. the Cayley parameters of :func:`mbslib.rotations.cayley_so3`. The ``rr_*`` functions here
+are the *batched* (shape ``(..., 3)``) counterparts of the single-vector shared functions, kept
+because the maps, the diagnostics and the torus act on all bodies or all time levels at once
+(``rr_matrix`` of a 10^4-step trajectory is one vectorised call instead of 10^4 Python calls):
+
+=====================================  =====================================================
+here (batched, paper numbering)        :mod:`mbslib.rotations` (one vector)
+=====================================  =====================================================
+``_hat(a)``                            ``hat(a)``
+``rr_matrix(alpha)``  (eq. 4)          ``cayley_so3(alpha)``
+``rr_compose(a1, a2)`` (eq. 5)         ``cayley_compose(a2, a1)``  -- **arguments swapped**
+``rr_from_rotvec(theta)`` (eq. 3)      ``rotvec_to_cayley(theta)`` (which rejects |θ| >= π)
+``rr_from_matrix(R)``                  ``cayley_inv_so3(R)``
+=====================================  =====================================================
+
+The swap in the composition is the paper's convention: eq. (5) ``α1 ⊕ α2`` gives
+``R(α1 ⊕ α2) = R(α2) R(α1)`` (α1 acts first, α2 is a spatial increment, spec M1), while
+``cayley_compose(a, b)`` returns the parameters of ``cay(a) cay(b)``. Hence
+``rr_compose(a, b) == cayley_compose(b, a)``; ``tests/test_rodrigues_vi.py`` pins every row of
+this table.
 """
 
 from __future__ import annotations
@@ -61,7 +83,7 @@ __all__ = [
 
 
 def _hat(a: np.ndarray) -> np.ndarray:
-    """Batched hat map, shape (..., 3) -> (..., 3, 3)."""
+    """Batched hat map ``S(a)``, shape (..., 3) -> (..., 3, 3); equals :func:`mbslib.rotations.hat` per vector."""
     S = np.zeros(a.shape[:-1] + (3, 3))
     S[..., 0, 1], S[..., 0, 2] = -a[..., 2], a[..., 1]
     S[..., 1, 0], S[..., 1, 2] = a[..., 2], -a[..., 0]
@@ -73,7 +95,7 @@ def rr_matrix(alpha) -> np.ndarray:
     """Rotation matrix of rescaled Rodrigues vectors, paper eq. (4).
 
     ``R(alpha) = I + 4/(4+|alpha|^2) [S(alpha) + S(alpha)^2/2]``, identical to the Cayley map
-    ``(I - S/2)^{-1}(I + S/2)``.
+    ``(I - S/2)^{-1}(I + S/2)``: the batched form of :func:`mbslib.rotations.cayley_so3`.
 
     Parameters
     ----------
@@ -90,10 +112,18 @@ def rr_matrix(alpha) -> np.ndarray:
 
 
 def rr_compose(a1, a2) -> np.ndarray:
-    """Composition of rescaled Rodrigues vectors, paper eq. (5).
+    """Composition of rescaled Rodrigues vectors, paper eq. (5), batched.
 
     ``a1 ⊕ a2 = 4/(4 - a1·a2) [a1 + a2 - a1×a2/2]`` with ``R(a1 ⊕ a2) = R(a2) R(a1)``: ``a1`` acts
     first and ``a2`` is a spatial (left) increment (spec M1; the other order is wrong by O(1)).
+    In the map ``α_{k+1} = α_k ⊕ Δα_k`` (eq. 23b) this is ``R_{k+1} = R(Δα_k) R_k``.
+
+    Relation to the shared single-vector function: ``cayley_compose(a, b)`` of
+    :mod:`mbslib.rotations` gives the parameters of ``cay(a) cay(b)``, so
+
+        ``rr_compose(a1, a2) == cayley_compose(a2, a1)``
+
+    (the arguments are swapped; pinned by ``tests/test_rodrigues_vi.py``).
 
     Parameters
     ----------
@@ -122,7 +152,11 @@ def rr_angle(alpha) -> np.ndarray:
 
 
 def rr_from_rotvec(theta) -> np.ndarray:
-    """Rotation vector -> rescaled Rodrigues vector, eq. (3): ``alpha = 2 tan(|theta|/2) theta/|theta|``."""
+    """Rotation vector -> rescaled Rodrigues vector, eq. (3): ``alpha = 2 tan(|theta|/2) theta/|theta|``.
+
+    Batched form of :func:`mbslib.rotations.rotvec_to_cayley`; unlike it, angles beyond π are
+    accepted (they map to the same rotation). Shapes (..., 3) -> (..., 3).
+    """
     theta = np.asarray(theta, dtype=float)
     t = np.linalg.norm(theta, axis=-1)
     safe = np.where(t > 1e-8, t, 1.0)
@@ -140,7 +174,10 @@ def rr_to_rotvec(alpha) -> np.ndarray:
 
 
 def rr_from_matrix(R) -> np.ndarray:
-    """Inverse of eq. (4): ``alpha = 2 vee(R - R^T)/(1 + tr R)`` (singular at angle π), shape (..., 3)."""
+    """Inverse of eq. (4): ``alpha = 2 vee(R - R^T)/(1 + tr R)`` (singular at angle π), shape (..., 3).
+
+    Batched form of :func:`mbslib.rotations.cayley_inv_so3`.
+    """
     R = np.asarray(R, dtype=float)
     W = R - np.swapaxes(R, -1, -2)
     w = np.stack([W[..., 2, 1], W[..., 0, 2], W[..., 1, 0]], axis=-1)
@@ -169,6 +206,7 @@ def increment_exact(p, h: float) -> np.ndarray:
         If ``h|p| >= 1`` (the increment would rotate by π/2 or more; validity condition of (16),
         spec M2).
     """
+    positive(h=h)
     p = np.asarray(p, dtype=float)
     s = h * h * np.sum(p * p, axis=-1)
     if np.any(s >= 1.0):
@@ -178,6 +216,7 @@ def increment_exact(p, h: float) -> np.ndarray:
 
 def increment_truncated(p, h: float) -> np.ndarray:
     """Second-order truncation of (24): ``Δα = h Ω_k + h^2/(2J) R_k M_k = h p``, eq. (25b)."""
+    positive(h=h)
     return h * np.asarray(p, dtype=float)
 
 
@@ -305,7 +344,14 @@ STEPS = {"21": step_21, "23": step_23, "25": step_25, "27": step_27, "27*": step
 
 def run(step, system, state: RRState, h: float, n_steps: int) -> list[RRState]:
     """Apply ``step`` ``n_steps`` times; return the ``n_steps + 1`` states (a small driver for
-    the vectorised n-body state; the torus has its own compiled loop)."""
+    the vectorised n-body state; the torus has its own compiled loop).
+
+    Raises ``ValueError`` if ``h`` is not a finite positive number or ``n_steps`` is not a
+    non-negative integer.
+    """
+    positive(h=h)
+    if int(n_steps) != n_steps or n_steps < 0:
+        raise ValueError(f"n_steps must be a non-negative integer, got {n_steps!r}")
     states = [state]
     for k in range(n_steps):
         state, _ = step(system, state, h, k * h)
@@ -347,8 +393,10 @@ def del_residual(system, x, alpha_prev, alpha, alpha_next, h: float) -> np.ndarr
 
     ``(J/2h) vee[(F_k - F_k^T) - (F_{k-1} - F_{k-1}^T)] - h M_k`` with ``F_k = R_k^T R_{k+1}``
     and the body torque ``M_k = R_k^T T_k`` evaluated at ``(x, alpha)``; zero along a
-    trajectory of map (23). All arrays have shape (n, 3).
+    trajectory of map (23). All arrays have shape (n, 3); the n rows may be n bodies or n time
+    levels of one body (the residual of a whole trajectory in one call).
     """
+    positive(h=h)
     _, J = _mass(system)
     R0, R1, R2 = rr_matrix(alpha_prev), rr_matrix(alpha), rr_matrix(alpha_next)
     Fk = np.swapaxes(R1, -1, -2) @ R2

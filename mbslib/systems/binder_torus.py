@@ -21,14 +21,14 @@ trajectory of map (23), (25), (27) or (27*) in one compiled loop and records dia
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import numba
 import numpy as np
 
 from mbslib.integrators.rodrigues_vi import RRState, rr_angle, rr_compose, rr_matrix
-from mbslib.validation import nonnegative, positive
+from mbslib.validation import nonnegative, positive, vector
 
 LAWS = {"normalized": 0, "absolute": 1}
 SCHEMES = {"23": 0, "25": 1, "27": 2, "27*": 3}
@@ -38,20 +38,24 @@ COLUMNS = ("t", "K_t", "K_r", "U_m", "U_s", "U_a", "U_pp", "U_pw", "E",
 ENERGY_TERMS = ("K_t", "K_r", "U_m", "U_s", "U_a", "U_pp", "U_pw")
 
 
-class TorusParams(NamedTuple):
+@dataclass(frozen=True)
+class TorusParams:
     """Torus model parameters (paper Sect. 4.1; [D] = default chosen by the spec, paper silent).
+
+    Validated on construction: ``ValueError`` names the offending parameter. Use
+    :meth:`replace` (or :func:`dataclasses.replace`) for a modified copy; it validates again.
 
     Attributes
     ----------
-    n_p : int            number of particles (paper 80)
-    D_t : float          ring diameter (paper 3)
-    m, J : float         particle mass and scalar inertia (paper 1, 1)
-    K_m, K_a, K_s : float  binder bending/torsion, axial, shear stiffness (paper 10, 200, 200)
-    K_pp : float         particle stiffness (paper 2100)
-    K_pw : float         wall stiffness [D] = K_pp
-    v0 : float           initial speed towards the wall (paper 1)
-    x_c : float          initial ring-centre x [D] = 2 (first contact at t ≈ 0.441)
-    x_w : float          wall position (paper 0)
+    n_p : int            number of particles (paper 80), integer >= 3
+    D_t : float          ring diameter (paper 3), > 0
+    m, J : float         particle mass and scalar inertia (paper 1, 1), > 0
+    K_m, K_a, K_s : float  binder bending/torsion, axial, shear stiffness (paper 10, 200, 200), >= 0
+    K_pp : float         particle stiffness (paper 2100), >= 0
+    K_pw : float         wall stiffness [D] = K_pp, >= 0
+    v0 : float           initial speed towards the wall (paper 1), finite
+    x_c : float          initial ring-centre x [D] = 2 (first contact at t ≈ 0.441), finite
+    x_w : float          wall position (paper 0), finite; the ring must start right of it
     law : str            "normalized" (as printed) or "absolute" (spec variant B)
     wall : bool          include the wall
     contact : bool       include particle–particle contact
@@ -72,6 +76,31 @@ class TorusParams(NamedTuple):
     law: str = "normalized"
     wall: bool = True
     contact: bool = True
+
+    def __post_init__(self):
+        try:
+            integral = int(self.n_p) == self.n_p
+        except (TypeError, ValueError, OverflowError):
+            integral = False
+        if not integral or self.n_p < 3:
+            raise ValueError(f"n_p must be an integer >= 3, got {self.n_p!r}")
+        object.__setattr__(self, "n_p", int(self.n_p))
+        positive(D_t=self.D_t, m=self.m, J=self.J)
+        nonnegative(K_m=self.K_m, K_a=self.K_a, K_s=self.K_s, K_pp=self.K_pp, K_pw=self.K_pw)
+        vector("v0", self.v0, ())
+        vector("x_c", self.x_c, ())
+        vector("x_w", self.x_w, ())
+        if self.law not in LAWS:
+            raise ValueError(f"law must be one of {sorted(LAWS)}, got {self.law!r}")
+        for name in ("wall", "contact"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise ValueError(f"{name} must be a bool, got {getattr(self, name)!r}")
+        if self.x_c - self.D_t / 2 <= self.x_w:
+            raise ValueError(f"x_c must place the ring right of the wall (x_c - D_t/2 > x_w), got x_c = {self.x_c!r}")
+
+    def replace(self, **changes) -> TorusParams:
+        """A validated copy with ``changes`` applied."""
+        return replace(self, **changes)
 
 
 @dataclass(frozen=True)
@@ -121,23 +150,17 @@ class BinderTorus:
 
 
 def make_torus(params: TorusParams = TorusParams()) -> BinderTorus:
-    """Validate ``params`` and build the ring geometry (spec T1–T6: x–y plane, φ_i = 2πi/n_p)."""
+    """Build the ring geometry (spec T1–T6: x–y plane, φ_i = 2πi/n_p) from validated ``params``."""
+    if not isinstance(params, TorusParams):
+        raise ValueError(f"params must be a TorusParams, got {type(params).__name__}")
     p = params
-    if int(p.n_p) != p.n_p or p.n_p < 3:
-        raise ValueError(f"n_p must be an integer >= 3, got {p.n_p!r}")
-    positive(D_t=p.D_t, m=p.m, J=p.J)
-    nonnegative(K_m=p.K_m, K_a=p.K_a, K_s=p.K_s, K_pp=p.K_pp, K_pw=p.K_pw)
-    if p.law not in LAWS:
-        raise ValueError(f"law must be one of {sorted(LAWS)}, got {p.law!r}")
-    if not np.isfinite(p.x_c) or p.x_c - p.D_t / 2 <= p.x_w:
-        raise ValueError(f"x_c must place the ring right of the wall (x_c - D_t/2 > x_w), got x_c = {p.x_c!r}")
     n = int(p.n_p)
     phi = 2.0 * np.pi * np.arange(n) / n
     x0 = np.stack([p.x_c + 0.5 * p.D_t * np.cos(phi), 0.5 * p.D_t * np.sin(phi), np.zeros(n)], axis=1)
     bonds = np.stack([np.arange(n), (np.arange(n) + 1) % n], axis=1)
     d = x0[bonds[:, 0]] - x0[bonds[:, 1]]
     r0 = np.linalg.norm(d, axis=1)
-    return BinderTorus(params=p._replace(n_p=n), D=p.D_t * np.sin(np.pi / n), x0=x0, bonds=bonds, n0=d / r0[:, None], r0=r0)
+    return BinderTorus(params=p, D=p.D_t * np.sin(np.pi / n), x0=x0, bonds=bonds, n0=d / r0[:, None], r0=r0)
 
 
 # ---------------------------------------------------------------------------------------------

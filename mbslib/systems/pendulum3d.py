@@ -9,7 +9,7 @@ lowest at ``R rho0 = +e3`` (e3 points *down*, as in Lee, Leok & McClamroch). The
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.integrate import solve_ivp
@@ -20,15 +20,18 @@ from mbslib.validation import positive, vector
 E3 = np.array([0.0, 0.0, 1.0])
 
 
-class Pendulum3D(NamedTuple):
+@dataclass(frozen=True)
+class Pendulum3D:
     """Parameters of the 3-D pendulum (defaults: spec P1, the paper gives none).
+
+    Validated on construction: ``ValueError`` names the offending parameter.
 
     Attributes
     ----------
     m, g, J : float
-        Mass, gravity, scalar moment of inertia about the pivot.
+        Mass, gravity, scalar moment of inertia about the pivot (finite, positive).
     rho0 : tuple of 3 floats
-        Pivot -> centre of mass in the body frame (paper: [0, 0, 1]).
+        Pivot -> centre of mass in the body frame (paper: [0, 0, 1]); finite and nonzero.
     """
 
     m: float = 1.0
@@ -36,11 +39,12 @@ class Pendulum3D(NamedTuple):
     J: float = 1.0
     rho0: tuple = (0.0, 0.0, 1.0)
 
-    def validated(self) -> Pendulum3D:
-        """Return self after checking the parameters (ValueError names the bad one)."""
+    def __post_init__(self):
         positive(m=self.m, g=self.g, J=self.J)
-        vector("rho0", self.rho0, (3,))
-        return self
+        rho0 = vector("rho0", self.rho0, (3,))
+        if not np.any(rho0):
+            raise ValueError("rho0 must be a nonzero vector (pivot -> centre of mass)")
+        object.__setattr__(self, "rho0", tuple(float(c) for c in rho0))
 
     def potential(self, alpha) -> np.ndarray:
         """Eq. (39): ``U = -m g e3·R(alpha) rho0``; ``alpha`` shape (..., 3) -> (...)."""
