@@ -1,4 +1,5 @@
-"""Convergence analysis: error norms, observed order, reference solutions, quotient of precision."""
+"""Convergence analysis: time grids, error norms, observed order, reference solutions, quotient of
+precision."""
 
 from __future__ import annotations
 
@@ -6,6 +7,24 @@ from collections.abc import Callable
 
 import numpy as np
 from scipy.integrate import solve_ivp
+
+from mbslib.validation import nonnegative, positive
+
+
+def on_grid(h: float, t_end: float) -> float:
+    """``t_end`` rounded to a whole number (≥ 1) of steps: ``h · max(1, round(t_end / h))``.
+
+    Runs, widgets and convergence studies use it so that a trajectory ends exactly on a step
+    (ties round to even, as Python's :func:`round`).
+
+    Raises
+    ------
+    ValueError
+        If ``h`` is not positive or ``t_end`` is negative or not finite.
+    """
+    positive(h=h)
+    nonnegative(t_end=t_end)
+    return h * max(1, round(t_end / h))
 
 
 def relative_error(x, x_ref) -> float:

@@ -1,5 +1,6 @@
-"""The book's figure style: increments of conserved quantities, log–log convergence plots with
-slope guides, and 3D drawings of rigid bodies.
+"""The book's figure style: increments of conserved quantities (symlog axes, or linear axes with
+symmetric decade limits), log–log convergence plots with slope guides, and 3D drawings of rigid
+bodies.
 
 Figures carry no titles (the caption is the title); axis labels are lower case with units.
 """
@@ -54,6 +55,26 @@ def symlog_ticks(linthresh: float, largest: float, max_per_side: int = 4) -> lis
     stride = max(1, int(np.ceil((high - low + 1) / max_per_side)))
     decades = [10.0**k for k in range(low, high + 1, stride)]
     return sorted([-d for d in decades] + [0.0] + decades)
+
+
+def symmetric_ylim(ax, values, factor: float = 2.0):
+    """Symmetric y-limits ``±factor·10^(⌊log10 max|values|⌋ + 1)``, as in the authors' plots.
+
+    The limit is one decade above the largest magnitude, rounded down to a power of ten, so
+    that increments of similar size share the same axis across runs. NaN and infinite entries
+    are ignored; if no finite value is non-zero, the limits are left alone.
+
+    Returns
+    -------
+    (low, high) : tuple of float, or None when the limits were not changed.
+    """
+    magnitude = np.abs(np.asarray(values, dtype=float))
+    largest = float(np.max(magnitude[np.isfinite(magnitude)], initial=0.0))
+    if largest <= 0.0:
+        return None
+    high = factor * 10.0 ** (np.floor(np.log10(largest)) + 1)
+    ax.set_ylim(-high, high)
+    return -high, high
 
 
 def plot_convergence(ax, hs, errors: dict, orders=(2,), ylabel: str = "error"):

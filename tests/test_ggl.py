@@ -63,6 +63,28 @@ def test_point_matrix_places_material_points():
     assert np.allclose(x, q[:3] + X[0] * q[3:6] + X[1] * q[6:9] + X[2] * q[9:12])
 
 
+@pytest.mark.parametrize("dim", [2, 3])
+def test_orthonormality_constraints_layouts(dim):
+    """One implementation for the body layout [φ; d_1; ...] and for a bare director set."""
+    H, c, labels = dr.internal_constraints(dim)
+    n = dim * (dim + 1)
+    assert H.shape == (len(c), n, n) and np.all(H[:, :dim, :] == 0)  # φ block untouched
+    bare = dr.QuadraticConstraints.orthonormality(dim)  # q = (d_1, ..., d_dim)
+    np.testing.assert_array_equal(H[:, dim:, dim:], bare.H)
+    assert tuple(labels) == bare.labels
+    q = RNG.normal(size=n)
+    np.testing.assert_allclose(dr.orthonormality_values(q, dim, offset=dim), bare.g(q[dim:]), atol=1e-15)
+    body = dr.assemble([dr.DirectorBody(1.0, (1.0,) * dim, dim=dim)], np.zeros(dim))
+    np.testing.assert_allclose(body.g(q), dr.orthonormality_values(q, dim, offset=dim), atol=1e-15)
+    # a rotation (orthonormal directors) satisfies them
+    R = np.linalg.qr(RNG.normal(size=(dim, dim)))[0]
+    assert np.abs(bare.g(R.T.ravel())).max() <= 1e-15
+    for kwargs, name in [({"dim": 4}, "dim"), ({"offset": -1}, "offset"), ({"n": 2}, "n"),
+                         ({"pairs": [(1, dim + 1)]}, "pairs")]:
+        with pytest.raises(ValueError, match=name):
+            dr.orthonormality_constraints(**{"dim": dim, **kwargs})
+
+
 @pytest.mark.parametrize("system", [TOP, BAR, TOP.with_constraint_scaling(np.arange(1.0, 10.0))], ids=["top", "bar", "scaled"])
 def test_constraint_jacobian_and_hessians_match_finite_differences(system):
     q = RNG.normal(size=system.d)  # off the constraint manifold

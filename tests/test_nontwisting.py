@@ -77,6 +77,22 @@ def test_constraint_jacobian_and_hessian_fd(rng):
     np.testing.assert_allclose(nb.constraint(nb.q_from_rotation(exp_so3([0.3, -1.0, 2.0]))), 0, atol=1e-15)
 
 
+def test_constraints_are_the_shared_director_orthonormality(rng):
+    """h(q) (order 11, 22, 33, 23, 13, 12 of eq. 63) comes from mbslib.systems.directors."""
+    from mbslib.systems.directors import QuadraticConstraints
+
+    q, lam = rng.standard_normal(9), rng.standard_normal(6)
+    d1, d2, d3 = nb.directors(q)
+    expected = [0.5 * (d1 @ d1 - 1.0), 0.5 * (d2 @ d2 - 1.0), 0.5 * (d3 @ d3 - 1.0), d2 @ d3, d1 @ d3, d1 @ d2]
+    np.testing.assert_array_equal(nb.constraint(q), expected)
+    shared = QuadraticConstraints.orthonormality(3, nb.ORTHONORMALITY_PAIRS)
+    np.testing.assert_allclose(shared.g(q), expected, atol=1e-14)
+    assert shared.labels == ("d1.d1", "d2.d2", "d3.d3", "d2.d3", "d1.d3", "d1.d2")
+    np.testing.assert_array_equal(nb.constraint_jacobian(q), shared.G(q))
+    L = np.array([[lam[0], lam[5], lam[4]], [lam[5], lam[1], lam[3]], [lam[4], lam[3], lam[2]]])
+    np.testing.assert_array_equal(nb.constraint_hessian(lam), np.kron(L, np.eye(3)))
+
+
 def test_load_jacobian_fd(rng):
     body = nb.make_body(**CASE3)
     q = rng.standard_normal(9)

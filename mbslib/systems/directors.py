@@ -114,10 +114,100 @@ def point_matrix(dim: int, X) -> np.ndarray:
     return np.hstack([np.eye(dim)] + [Xi * np.eye(dim) for Xi in X])
 
 
+def orthonormality_constraints(dim: int = 3, pairs=None, offset: int = 0, n: int | None = None):
+    """Orthonormality of director vectors as quadratic constraints with constant Hessians.
+
+    Director d_i (i = 1..dim) occupies ``q[offset + dim(i−1) : offset + dim·i]``. Row k is
+    ½(d_i·d_i − 1) for a pair (i, i) and d_i·d_j for a pair (i, j), i ≠ j, in the order of
+    ``pairs``. One implementation serves the director bodies of chapter 001 (q = [φ; d_1; ...],
+    ``offset = dim``, see :func:`internal_constraints`) and the bare triad q = (d_1, d_2, d_3) of
+    chapter 004 (``offset = 0``, the order of its eq. 63).
+
+    Parameters
+    ----------
+    dim : int
+        2 or 3 (vector dimension = number of directors).
+    pairs : sequence of (int, int), optional
+        Director pairs, 1-based. Default: (i, i) for i = 1..dim, then (i, j) for i < j
+        (3-D: [11, 22, 33, 12, 13, 23]; planar: [11, 22, 12]).
+    offset : int
+        Index of the first component of d_1 in q, ≥ 0.
+    n : int, optional
+        Number of coordinates, ≥ offset + dim² (default offset + dim²).
+
+    Returns
+    -------
+    H : ndarray, shape (k, n, n)
+        Constant Hessians (I in block (i, i), or in blocks (i, j) and (j, i)).
+    c : ndarray, shape (k,)
+        Constants (½ for the normalisation rows, 0 for the orthogonality rows).
+    labels : list of str
+        ``"di.dj"`` per row.
+
+    Raises
+    ------
+    ValueError
+        For a bad ``dim``, ``offset``, ``n`` or pair.
+    """
+    if dim not in (2, 3):
+        raise ValueError(f"dim must be 2 or 3, got {dim!r}")
+    if offset < 0:
+        raise ValueError(f"offset must be non-negative, got {offset!r}")
+    n = offset + dim * dim if n is None else n
+    if n < offset + dim * dim:
+        raise ValueError(f"n must be at least offset + dim² = {offset + dim * dim}, got {n!r}")
+    pairs = [tuple(pair) for pair in (_default_pairs(dim) if pairs is None else pairs)]
+    for pair in pairs:
+        if len(pair) != 2 or not all(1 <= i <= dim for i in pair):
+            raise ValueError(f"pairs must hold director numbers in 1..{dim}, got {pair!r}")
+    I = np.eye(dim)
+
+    def block(i):  # slice of director d_i (i = 1..dim) in q
+        return slice(offset + dim * (i - 1), offset + dim * i)
+
+    H = np.zeros((len(pairs), n, n))
+    c = np.zeros(len(pairs))
+    labels = []
+    for k, (i, j) in enumerate(pairs):
+        if i == j:  # ½(d_i·d_i − 1): Hessian I in block (i, i)
+            H[k, block(i), block(i)] = I
+            c[k] = 0.5
+        else:  # d_i·d_j: Hessian I in blocks (i, j) and (j, i)
+            H[k, block(i), block(j)] = I
+            H[k, block(j), block(i)] = I
+        labels.append(f"d{i}.d{j}")
+    return H, c, labels
+
+
+def orthonormality_values(q, dim: int = 3, pairs=None, offset: int = 0) -> np.ndarray:
+    """Values of the constraints of :func:`orthonormality_constraints` from director dot products.
+
+    ``½(d_i·d_i − 1)`` for a pair (i, i), ``d_i·d_j`` otherwise; shape (k,) for q of shape (n,).
+    Equal to ``½ q·H_k q − c_k`` of :class:`QuadraticConstraints` up to round-off (the dot
+    products are summed over one director, not over all of q); chapter 004 evaluates its
+    constraints this way.
+    """
+    q = np.asarray(q, dtype=float)
+    if pairs is None:
+        pairs = _default_pairs(dim)
+    d = [q[offset + dim * i : offset + dim * (i + 1)] for i in range(dim)]
+    return np.array(
+        [0.5 * (d[i - 1] @ d[i - 1] - 1.0) if i == j else d[i - 1] @ d[j - 1] for i, j in pairs]
+    )
+
+
+def _default_pairs(dim: int) -> list:
+    """(i, i) for i = 1..dim, then (i, j) for i < j."""
+    return [(i, i) for i in range(1, dim + 1)] + [
+        (i, j) for i in range(1, dim + 1) for j in range(i + 1, dim + 1)
+    ]
+
+
 def internal_constraints(dim: int):
     """Orthonormality of the directors as quadratic constraints of one body (paper eqs. 61, 73).
 
-    The rows are ½(d_i·d_i − 1) for i = 1..dim, then d_i·d_j for i < j
+    :func:`orthonormality_constraints` for q = [φ; d_1; ...] (``offset = dim``,
+    ``n = dim·(dim+1)``). The rows are ½(d_i·d_i − 1) for i = 1..dim, then d_i·d_j for i < j
     (3-D: [11, 22, 33, 12, 13, 23]; planar: [11, 22, 12]).
 
     Returns
@@ -128,28 +218,7 @@ def internal_constraints(dim: int):
         Constants (½ for the normalisation rows, 0 for the orthogonality rows).
     labels : list of str
     """
-    n = dim * (dim + 1)
-    I = np.eye(dim)
-
-    def block(i):  # slice of director d_i (i = 1..dim) in q = [φ; d_1; ...]
-        return slice(dim * i, dim * (i + 1))
-
-    pairs = [(i, i) for i in range(1, dim + 1)] + [
-        (i, j) for i in range(1, dim + 1) for j in range(i + 1, dim + 1)
-    ]
-    H = np.zeros((len(pairs), n, n))
-    c = np.zeros(len(pairs))
-    labels = []
-    for k, (i, j) in enumerate(pairs):
-        if i == j:  # ½(d_i·d_i − 1): Hessian I in block (i, i)
-            H[k, block(i), block(i)] = I
-            c[k] = 0.5
-            labels.append(f"d{i}.d{i}")
-        else:  # d_i·d_j: Hessian I in blocks (i, j) and (j, i)
-            H[k, block(i), block(j)] = I
-            H[k, block(j), block(i)] = I
-            labels.append(f"d{i}.d{j}")
-    return H, c, labels
+    return orthonormality_constraints(dim, offset=dim, n=dim * (dim + 1))
 
 
 # --------------------------------------------------------------------------------------------
@@ -182,6 +251,14 @@ class QuadraticConstraints:
             raise ValueError("H must hold symmetric Hessians")
         object.__setattr__(self, "_H_rows", self.H.reshape(m * d, d))  # [H_1; ...; H_m] for fast G
         object.__setattr__(self, "_H_flat", self.H.reshape(m, d * d))  # for fast Σ w_k H_k
+
+    @classmethod
+    def orthonormality(
+        cls, dim: int = 3, pairs=None, offset: int = 0, n: int | None = None
+    ) -> QuadraticConstraints:
+        """The orthonormality constraints of :func:`orthonormality_constraints` (A = 0)."""
+        H, c, labels = orthonormality_constraints(dim, pairs, offset, n)
+        return cls(H=H, A=np.zeros(H.shape[:2]), c=c, labels=tuple(labels))
 
     @property
     def m(self) -> int:

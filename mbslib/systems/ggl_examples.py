@@ -27,6 +27,7 @@ from mbslib.systems.directors import (
     assemble,
     euler_tensor_values,
 )
+from mbslib.systems.heavy_top import Cone, steady_precession_spin
 from mbslib.validation import in_range, nonnegative, positive
 
 
@@ -43,33 +44,27 @@ class HeavyTopParams(NamedTuple):
     omega_p: float = 10.0  # 1/s, precession rate, eq. (65)
 
     @property
-    def r(self) -> float:
-        """Radius of the cone's base, r = a/2."""
-        return self.a / 2
+    def cone(self) -> Cone:
+        """The cone's physical data (:class:`mbslib.systems.heavy_top.Cone`, radius a/2)."""
+        return Cone(density=self.rho, height=self.a)
 
-    @property
-    def mass(self) -> float:
-        """m = ⅓ρπr²a (= 0.225π kg for the paper's data)."""
-        return self.rho * np.pi * self.r**2 * self.a / 3
-
-    @property
-    def l(self) -> float:
-        """Distance tip → centre of mass, l = 3a/4."""
-        return 0.75 * self.a
-
-    @property
-    def J(self) -> np.ndarray:
-        """Principal inertias about the centre of mass, eq. (62a), shape (3,)."""
-        m, r, a = self.mass, self.r, self.a
-        J1 = 3.0 / 80.0 * m * (4 * r**2 + a**2)
-        return np.array([J1, J1, 0.3 * m * r**2])
+    r = property(lambda self: self.cone.radius, doc="Radius of the cone's base, r = a/2.")
+    mass = property(lambda self: self.cone.mass, doc="m = ⅓ρπr²a (0.225π kg for the paper's data).")
+    l = property(lambda self: self.cone.com_distance, doc="Distance tip → centre of mass, 3a/4.")
+    J = property(lambda self: self.cone.inertia_com,
+                 doc="Principal inertias about the centre of mass, eq. (62a), shape (3,).")
 
     @property
     def omega_s(self) -> float:
-        """Spin rate for steady precession, eq. (66) (Goldstein): 135.6 1/s for the paper's data."""
-        J1, _, J3 = self.J
-        m, l, wp = self.mass, self.l, self.omega_p
-        return m * self.g * l / (J3 * wp) + (J1 + m * l**2 - J3) / J3 * wp * np.cos(self.alpha0)
+        """Spin rate for steady precession, eq. (66) (Goldstein): 135.6 1/s for the paper's data.
+
+        Uses the inertias about the tip, ``J_1 + m l²`` and ``J_3``
+        (:func:`mbslib.systems.heavy_top.steady_precession_spin`).
+        """
+        cone = self.cone
+        J1, _, J3 = cone.inertia_tip
+        mgl = cone.mass * self.g * cone.com_distance
+        return steady_precession_spin(mgl, J1, J3, self.omega_p, self.alpha0)
 
     def validate(self):
         positive(rho=self.rho, a=self.a, g=self.g, omega_p=self.omega_p)

@@ -39,7 +39,9 @@ from typing import NamedTuple
 import numpy as np
 
 from mbslib.discrete_gradients import dg_gonzalez, dg_gonzalez_jacobian
+from mbslib.loads import triangular_pulse
 from mbslib.quaternions import E, G, angular_momentum, mass_matrix_4, minus, plus, rotate_jacobian
+from mbslib.systems.heavy_top import Cone, steady_precession_spin
 from mbslib.validation import in_range, positive, unit_quaternion, vector
 
 
@@ -452,17 +454,14 @@ class HeavyTop(FreeRigidBody):
     def cone(cls, rho=2700.0, a=0.1, gravity=9.81) -> HeavyTop:
         """Solid cone of height ``a``, radius ``a/2``, density ``rho`` spinning on its tip.
 
-        ``m = ρπr²a/3``, ``l = 3a/4``, ``J_0^{1,2} = 3/80 m(4r² + a²)``, ``J_0^3 = 3/10 m r²`` (113);
-        about the tip ``J1 = J2 = J_0^1 + m l²``, ``J3 = J_0^3`` (114, corrected: the text adds
-        ``m l²`` to J3; spec §5 item 3).
+        The data come from :class:`mbslib.systems.heavy_top.Cone`: ``m = ρπr²a/3``, ``l = 3a/4``,
+        ``J_0^{1,2} = 3/80 m(4r² + a²)``, ``J_0^3 = 3/10 m r²`` (113); about the tip
+        ``J1 = J2 = J_0^1 + m l²``, ``J3 = J_0^3`` (114, corrected: the text adds ``m l²`` to J3;
+        spec §5 item 3).
         """
         positive(rho=rho, a=a)
-        r = a / 2
-        m = rho * np.pi * r**2 * a / 3
-        l = 3 * a / 4
-        J01 = 3 / 80 * m * (4 * r**2 + a**2)
-        J03 = 3 / 10 * m * r**2
-        return cls(J=(J01 + m * l**2, J01 + m * l**2, J03), mass=m, gravity=gravity, l=l)
+        body = Cone(density=rho, height=a)
+        return cls(J=tuple(body.inertia_tip), mass=body.mass, gravity=gravity, l=body.com_distance)
 
     @property
     def mgl(self) -> float:
@@ -497,7 +496,7 @@ class HeavyTop(FreeRigidBody):
         in_range("theta0", theta0, 1e-6, np.pi - 1e-6)
         positive(omega_p=omega_p)
         J1, _, J3 = self.J
-        omega_s = self.mgl / (J3 * omega_p) + (J1 - J3) / J3 * omega_p * np.cos(theta0)
+        omega_s = steady_precession_spin(self.mgl, J1, J3, omega_p, theta0)
         q0 = np.array([np.cos(theta0 / 2), np.sin(theta0 / 2), 0.0, 0.0])
         d3 = np.array([0.0, -np.sin(theta0), np.cos(theta0)])
         omega = omega_p * np.array([0.0, 0.0, 1.0]) + omega_s * d3
@@ -518,10 +517,9 @@ class HeavyTop(FreeRigidBody):
 
 
 def triangle_load(t, f_max):
-    """Load history (128): ``2 f_m t`` on [0, ½], ``2 f_m (1 - t)`` on (½, 1], 0 afterwards."""
-    t = np.asarray(t, dtype=float)
-    rising, falling = 2 * f_max * t, 2 * f_max * (1 - t)
-    return np.where(t <= 0.5, rising, np.where(t <= 1.0, falling, 0.0)) * (t >= 0)
+    """Load history (128): ``2 f_m t`` up to ``f_m`` at t = ½, ``2 f_m (1 - t)`` down to 0 at
+    t = 1, 0 before and afterwards: :func:`mbslib.loads.triangular_pulse` with peak ``f_max``."""
+    return triangular_pulse(t, peak=f_max, t_peak=0.5, t_end=1.0)
 
 
 @dataclass(frozen=True)

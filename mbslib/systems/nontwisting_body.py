@@ -32,7 +32,9 @@ from functools import lru_cache
 import numpy as np
 from scipy.integrate import solve_ivp
 
+from mbslib.loads import triangular_pulse
 from mbslib.rotations import exp_so3, hat
+from mbslib.systems.directors import QuadraticConstraints, orthonormality_values
 from mbslib.validation import in_range, inertia, positive, vector
 
 #: Convected inertia of the paper's numerical examples, kg m² (eq. 111).
@@ -178,35 +180,30 @@ def initial_state(omega0, R0=None) -> np.ndarray:
 
 # --- constraints (eqs. 63 with the unit lengths added, and 80) -------------------------------
 
+#: The six orthonormality constraints in the order of eq. (63) completed with the unit lengths,
+#: ``(11, 22, 33, 23, 13, 12)``, built by
+#: :func:`mbslib.systems.directors.orthonormality_constraints` for the triad stored from index 0
+#: (no centre-of-mass block).
+ORTHONORMALITY_PAIRS = ((1, 1), (2, 2), (3, 3), (2, 3), (1, 3), (1, 2))
+ORTHONORMALITY = QuadraticConstraints.orthonormality(dim=3, pairs=ORTHONORMALITY_PAIRS, offset=0)
+
 
 def constraint(q) -> np.ndarray:
     """Orthonormality constraints h(q), shape (6,) (eq. 63 completed with the unit lengths).
 
     ``h = (½(d1·d1−1), ½(d2·d2−1), ½(d3·d3−1), d2·d3, d1·d3, d1·d2)``.
     """
-    d1, d2, d3 = directors(q)
-    return np.array(
-        [0.5 * (d1 @ d1 - 1.0), 0.5 * (d2 @ d2 - 1.0), 0.5 * (d3 @ d3 - 1.0), d2 @ d3, d1 @ d3, d1 @ d2]
-    )
+    return orthonormality_values(q, 3, ORTHONORMALITY_PAIRS)
 
 
 def constraint_jacobian(q) -> np.ndarray:
     """H(q) = ∂h/∂q, shape (6, 9)."""
-    d1, d2, d3 = directors(q)
-    H = np.zeros((6, 9))
-    H[0, 0:3] = d1
-    H[1, 3:6] = d2
-    H[2, 6:9] = d3
-    H[3, 3:6], H[3, 6:9] = d3, d2
-    H[4, 0:3], H[4, 6:9] = d3, d1
-    H[5, 0:3], H[5, 3:6] = d2, d1
-    return H
+    return ORTHONORMALITY.G(q)
 
 
 def constraint_hessian(lam) -> np.ndarray:
     """C(λ) = ∇²(λ·h), the constant symmetric 9×9 block matrix (diag λ1..3, off-diag λ4..6)."""
-    l1, l2, l3, l4, l5, l6 = lam
-    return np.kron(np.array([[l1, l6, l5], [l6, l2, l4], [l5, l4, l3]]), I3)
+    return ORTHONORMALITY.hessian_sum(np.asarray(lam, dtype=float))
 
 
 @lru_cache(maxsize=16)
@@ -228,9 +225,11 @@ def twist_rate(q, qdot, a: float = 0.5) -> float:
 
 
 def ramp(t, duration: float = 1.0):
-    """Triangular time function f(t) of eq. (116) stretched to ``duration``: peak 1 at T/2, 0 for t ≥ T."""
-    s = np.asarray(t, dtype=float) / duration
-    return np.where(s < 0.5, 2.0 * s, np.where(s < 1.0, 2.0 - 2.0 * s, 0.0)) * (s >= 0)
+    """Triangular time function f(t) of eq. (116) stretched to ``duration``: peak 1 at T/2, 0 for t ≥ T.
+
+    :func:`mbslib.loads.triangular_pulse` with ``peak = 1``, ``t_peak = T/2``, ``t_end = T``.
+    """
+    return triangular_pulse(t, 1.0, 0.5 * duration, duration)
 
 
 def ramp_integral(t, duration: float = 1.0):
@@ -250,9 +249,7 @@ def ramp_double_integral(t, duration: float = 1.0):
 
 def _load_factor(body: NontwistingBody, t: float) -> float:
     """s f(t) for a scalar time (eq. 116 stretched to the duration T)."""
-    s = t / body.duration
-    f = 2.0 * s if 0.0 <= s < 0.5 else (2.0 - 2.0 * s if 0.5 <= s < 1.0 else 0.0)
-    return body.load_scale * f
+    return body.load_scale * ramp(t, body.duration)
 
 
 def material_load(body: NontwistingBody, t) -> np.ndarray:

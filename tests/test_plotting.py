@@ -1,0 +1,57 @@
+"""Tests of the figure helpers shared by the chapters (mbslib.plotting, mbslib.convergence.on_grid)."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from mbslib.convergence import on_grid  # noqa: E402
+from mbslib.plotting import plot_increments, symlog_ticks, symmetric_ylim  # noqa: E402
+
+
+@pytest.fixture
+def ax():
+    fig, ax = plt.subplots()
+    yield ax
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("largest, limit", [(3.2e-5, 2e-4), (1e-5, 2e-4), (0.99, 2.0), (7.0, 20.0), (1.5e-14, 2e-13)])
+def test_symmetric_ylim_is_twice_the_next_decade(ax, largest, limit):
+    values = np.array([[0.1 * largest, -largest], [np.nan, 0.5 * largest]])
+    low, high = symmetric_ylim(ax, values)
+    assert high == pytest.approx(limit, rel=1e-12) and low == -high
+    assert ax.get_ylim() == pytest.approx((-limit, limit), rel=1e-12)
+    assert symmetric_ylim(ax, values, factor=5.0)[1] == pytest.approx(2.5 * limit, rel=1e-12)
+
+
+def test_symmetric_ylim_leaves_zero_or_nan_data_alone(ax):
+    ax.set_ylim(-1.0, 3.0)
+    for values in (np.zeros(4), np.full(3, np.nan), np.array([0.0, np.inf]), np.array([])):
+        assert symmetric_ylim(ax, values) is None
+        assert ax.get_ylim() == (-1.0, 3.0)
+
+
+def test_on_grid_rounds_to_whole_steps():
+    assert on_grid(0.1, 10.0) == pytest.approx(10.0, rel=1e-15)
+    assert on_grid(0.3, 1.0) == pytest.approx(0.9)  # round(3.33) = 3 steps
+    assert on_grid(0.4, 1.0) == pytest.approx(0.8)  # round(2.5) = 2 (ties to even)
+    assert on_grid(0.5, 0.1) == 0.5  # at least one step
+    assert on_grid(0.01, 0.0) == 0.01
+    h = 2.5e-4
+    assert round(on_grid(h, 1.2345) / h) == 4938
+    for h, t_end, name in [(0.0, 1.0, "h"), (-0.1, 1.0, "h"), (0.1, -1.0, "t_end"), (0.1, np.inf, "t_end")]:
+        with pytest.raises(ValueError, match=name):
+            on_grid(h, t_end)
+
+
+def test_symlog_ticks_and_increment_plot(ax):
+    ticks = symlog_ticks(1e-16, 1e-3)
+    assert ticks == sorted(ticks) and 0.0 in ticks and len(ticks) <= 2 * 4 + 1
+    assert np.allclose(ticks, -np.array(ticks[::-1]))
+    t = np.linspace(0, 1, 11)
+    plot_increments(ax, t, {"E": np.cumsum(np.full(11, 1e-6))})
+    assert ax.get_yscale() == "symlog" and len(ax.lines) == 1
