@@ -8,6 +8,7 @@ the chosen values.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 
 import ipywidgets as w
@@ -66,13 +67,26 @@ def validate(record, ranges: dict):
     return record
 
 
-def panel(plot: Callable, record, ranges: dict) -> w.VBox:
+def static_build() -> bool:
+    """True while the static site is built (``MBS_STATIC_BUILD=1``, set by ``notebooks/conf.py``)."""
+    return os.environ.get("MBS_STATIC_BUILD", "0") == "1"
+
+
+def panel(plot: Callable, record, ranges: dict) -> w.VBox | None:
     """A panel of controls for the fields of ``record`` named in ``ranges``, and the plot output.
 
     ``plot(record)`` is called once at construction (so the panel is never blank) and again when
     a control is released, with ``record._replace(**values)``.
+
+    In the static site build no kernel is left to answer a slider, so the panel only validates
+    the ranges and runs ``plot(record)`` once (the code path is still exercised) and returns
+    None: creating kernel-side widgets there only costs time, and notebook execution with
+    widget comms has been seen to hang (nbclient #312).
     """
     controls = {name: control(name, getattr(record, name), spec) for name, spec in ranges.items()}
+    if static_build():
+        plot(validate(record, ranges))
+        return None
 
     def update(**values):
         plot(validate(record._replace(**values), ranges))

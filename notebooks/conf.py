@@ -37,6 +37,8 @@ from jupyter_cache import get_cache  # noqa: E402
 get_cache(str(CACHE_DIR)).list_cache_records()
 os.environ["MBS_CHECKS_DIR"] = str(CHECKS_DIR)
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+# Kernels inherit this: widget panels skip creating live widgets in the static site (mbslib.widgets).
+os.environ["MBS_STATIC_BUILD"] = "1"
 
 project = BOOK["book"]["title"]
 author = BOOK["book"]["author"]

@@ -33,3 +33,12 @@ def test_out_of_range_values_name_the_parameter():
         validate(Params(scheme="RK4"), RANGES)
     with pytest.raises(ValueError, match="n: default"):
         control("n", 20, (1, 10))
+
+
+def test_static_build_runs_the_plot_once_without_widgets(monkeypatch):
+    monkeypatch.setenv("MBS_STATIC_BUILD", "1")
+    calls = []
+    assert panel(calls.append, Params(), RANGES) is None
+    assert calls == [Params()]
+    with pytest.raises(ValueError, match="h: default"):
+        panel(calls.append, Params(h=1.0), RANGES)

@@ -261,7 +261,7 @@ def forces_numpy(torus: BinderTorus, x, alpha):
 # ---------------------------------------------------------------------------------------------
 
 
-@numba.njit(cache=False, fastmath=False)
+@numba.njit(cache=True, fastmath=False)
 def _forces_nb(x, alpha, bi, bj, n0, r0, D, Km, Ka, Ks, Kpp, Kpw, x_w, absolute, wall, contact, F, T, R, U):
     """Fill F, T (n, 3), R (n, 3, 3) and U (5,) = (U^m, U^s, U^a, U^pp, U^pw); return the wall force."""
     n = x.shape[0]
@@ -385,7 +385,7 @@ def _forces_nb(x, alpha, bi, bj, n0, r0, D, Km, Ka, Ks, Kpp, Kpw, x_w, absolute,
     return Fw
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def _diagnostics(t, x, v, alpha, w, m, J, U, Iw, out):
     """Fill one record (see COLUMNS); return (E, q2)."""
     n = x.shape[0]
@@ -421,7 +421,7 @@ def _diagnostics(t, x, v, alpha, w, m, J, U, Iw, out):
     return E, q2
 
 
-@numba.njit(cache=False)
+@numba.njit(cache=True)
 def _run_nb(x, v, alpha, w, h, n_steps, scheme, stride, E_ref, blowup,
             bi, bj, n0, r0, D, m, J, Km, Ka, Ks, Kpp, Kpw, x_w, absolute, wall, contact,
             rec, states):
