@@ -40,7 +40,7 @@ def exudyn_available() -> tuple[bool, str]:
         exudyn, _ = _exudyn()
     except ExudynMissing as err:
         return False, str(err)
-    return True, exudyn.GetVersionString()
+    return True, exudyn.__version__
 
 
 _NODE_TYPES = {
