@@ -409,8 +409,7 @@ def test_step_function_matches_the_run():
 
 
 def test_exudyn_rkmk_matches_ours():
-    exudyn_models = pytest.importorskip("mbslib.exudyn_models")
-    pytest.importorskip("exudyn")
+    from mbslib import exudyn_models  # Exudyn is a test dependency: no skip
     m, x0 = L.heavy_top_model(L.TOP_RV)
     ours = rk.integrate_explicit(m, x0, RK44, 1e-4, 0.01)
     theirs = exudyn_models.run_heavy_top("RV", "RK44", 1e-4, 0.01, constrained=False)
