@@ -278,32 +278,8 @@ def test_fast_kernel_agrees_with_generic_path():
     )
 
 
-_PLAIN_RUN = """
-import numpy as np
-from mbslib.systems import lie_group_mbs as L
-from mbslib.integrators import runge_kutta as rk, generalized_alpha as ga
-from mbslib.integrators.tableaux import RK44
-out = []
-for c in (0, 1):
-    m, x0 = L.heavy_top_model(c)
-    for fast in (True, False):
-        r = rk.integrate_explicit(m, x0, RK44, 1e-3, 0.005, fast=fast)
-        out.append(np.concatenate([r.q, r.v]))
-m, x0 = L.heavy_top_model(5)
-r = ga.integrate_genalpha(m, x0, 1e-3, 0.005)
-out.append(np.concatenate([r.q, r.v]))
-print(repr(np.concatenate(out).tolist()))
-"""
-
-
-@pytest.mark.slow
-def test_compiled_and_plain_python_agree():
-    """The same source run as plain Python (NUMBA_DISABLE_JIT=1) gives the compiled numbers."""
-    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
-    result = subprocess.run(
-        [sys.executable, "-c", _PLAIN_RUN], env=env, capture_output=True, text=True, check=True
-    )
-    plain = np.array(eval(result.stdout))
+def heavy_top_samples() -> np.ndarray:
+    """Short RK44 (fast and generic kernels) and generalized-α runs of the heavy top, flattened."""
     out = []
     for c in (0, 1):
         m, x0 = L.heavy_top_model(c)
@@ -313,7 +289,19 @@ def test_compiled_and_plain_python_agree():
     m, x0 = L.heavy_top_model(5)
     r = ga.integrate_genalpha(m, x0, 1e-3, 0.005)
     out.append(np.concatenate([r.q, r.v]))
-    assert np.allclose(plain, np.concatenate(out), rtol=1e-11, atol=1e-11)
+    return np.concatenate(out)
+
+
+@pytest.mark.slow
+def test_compiled_and_plain_python_agree():
+    """The same source run as plain Python (NUMBA_DISABLE_JIT=1) gives the compiled numbers."""
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    script = "from tests.test_lie_group import heavy_top_samples; print(repr(heavy_top_samples().tolist()))"
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    result = subprocess.run([sys.executable, "-c", script], env=env, cwd=root, capture_output=True, text=True,
+                            check=True)
+    plain = np.array(eval(result.stdout))
+    assert np.allclose(plain, heavy_top_samples(), rtol=1e-11, atol=1e-11)
 
 
 def test_step_size_control_meets_the_tolerance():

@@ -32,6 +32,7 @@ from mbslib.systems.lie_group_mbs import (
     is_lie,
     mass_matrix,
     mv,
+    sinc,
     solve,
     tangent_inv_times,
     texp_inv_coefficient,
@@ -354,13 +355,6 @@ def step_rk(
 
 
 @numba.njit(cache=True)
-def _sinc_s(x):
-    if abs(x) < 1e-4:
-        return 1.0 - x * x / 6.0 + x**4 / 120.0
-    return np.sin(x) / x
-
-
-@numba.njit(cache=True)
 def _cross_s(a0, a1, a2, b0, b1, b2):
     return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
 
@@ -369,8 +363,8 @@ def _cross_s(a0, a1, a2, b0, b1, b2):
 def _rot_rv_s(p0, p1, p2):
     """Row-major entries of exp(ψ̃) (same formula as ``rotation_rv``)."""
     phi = np.sqrt(p0 * p0 + p1 * p1 + p2 * p2)
-    a = _sinc_s(phi)
-    s2 = _sinc_s(0.5 * phi)
+    a = sinc(phi)
+    s2 = sinc(0.5 * phi)
     b = 0.5 * s2 * s2
     # ψ̃² = ψψᵀ − φ² I
     return (
@@ -409,7 +403,7 @@ def _compose_s(a0, a1, a2, b0, b1, b2):
     na = np.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
     nb = np.sqrt(b0 * b0 + b1 * b1 + b2 * b2)
     c0, c1 = np.cos(0.5 * na), np.cos(0.5 * nb)
-    s0, s1 = _sinc_s(0.5 * na), _sinc_s(0.5 * nb)
+    s0, s1 = sinc(0.5 * na), sinc(0.5 * nb)
     x = c0 * c1 - 0.25 * s0 * s1 * (a0 * b0 + a1 * b1 + a2 * b2)
     k0, k1, k2 = _cross_s(a0, a1, a2, b0, b1, b2)
     r0 = s0 * c1 * a0 + c0 * s1 * b0 + 0.5 * s0 * s1 * k0

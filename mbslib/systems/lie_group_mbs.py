@@ -150,7 +150,7 @@ def skew(a):
 
 
 @numba.njit(cache=True)
-def _sinc(x):
+def sinc(x):
     """sin x / x, Taylor series below |x| = 1e-4."""
     if abs(x) < 1e-4:
         return 1.0 - x * x / 6.0 + x**4 / 120.0
@@ -162,8 +162,8 @@ def rotation_rv(psi):
     """Rotation matrix ``exp(ψ̃) = I + sinc φ ψ̃ + ½ sinc²(φ/2) ψ̃²`` of a rotation vector; (3, 3)."""
     phi = np.sqrt(psi[0] ** 2 + psi[1] ** 2 + psi[2] ** 2)
     P = skew(psi)
-    s2 = _sinc(0.5 * phi)
-    return np.eye(3) + _sinc(phi) * P + 0.5 * s2 * s2 * mm(P, P)
+    s2 = sinc(0.5 * phi)
+    return np.eye(3) + sinc(phi) * P + 0.5 * s2 * s2 * mm(P, P)
 
 
 #: (−1)^k / (2k + 3)! for k = 0 … 10, the series of (φ − sin φ)/φ³.
@@ -235,7 +235,7 @@ def texp_so3(omega):
     if phi == 0.0:
         return np.eye(3)
     P = skew(omega)
-    s2 = _sinc(0.5 * phi)
+    s2 = sinc(0.5 * phi)
     return np.eye(3) - 0.5 * s2 * s2 * P + texp_coefficient(phi) * mm(P, P)
 
 
@@ -259,7 +259,7 @@ def compose_rv(psi0, omega):
     a0 = np.sqrt(psi0[0] ** 2 + psi0[1] ** 2 + psi0[2] ** 2)
     a1 = np.sqrt(omega[0] ** 2 + omega[1] ** 2 + omega[2] ** 2)
     c0, c1 = np.cos(0.5 * a0), np.cos(0.5 * a1)
-    s0, s1 = _sinc(0.5 * a0), _sinc(0.5 * a1)
+    s0, s1 = sinc(0.5 * a0), sinc(0.5 * a1)
     x = c0 * c1 - 0.25 * s0 * s1 * (psi0[0] * omega[0] + psi0[1] * omega[1] + psi0[2] * omega[2])
     rho = s0 * c1 * psi0 + c0 * s1 * omega + 0.5 * s0 * s1 * cross3(psi0, omega)
     nrho = np.sqrt(rho[0] ** 2 + rho[1] ** 2 + rho[2] ** 2)
