@@ -2,11 +2,13 @@
 
 :func:`triangular_pulse` is the load history of the four-bar loop of chapter 000 (Kinon & Betsch
 2024, eq. 128, peak ``f_m`` at t = ½, end at t = 1) and of the follower moment of chapter 004
-(Gebhardt & Romero 2020, eq. 116, peak 1 at T/2, end at T).
+(Gebhardt & Romero 2020, eq. 116, peak 1 at T/2, end at T). :func:`bang_bang` is the
+point-to-point motion profile of the Puma 560 joint controllers of chapter 002.
 """
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from mbslib.validation import positive
@@ -59,3 +61,22 @@ def triangular_pulse(t, peak: float = 1.0, t_peak: float = 0.5, t_end: float = 1
     s = np.asarray(t, dtype=float) / t_end
     rising, falling = peak * (s / sp), peak * ((1.0 - s) / (1.0 - sp))
     return np.where(s < sp, rising, np.where(s < 1.0, falling, 0.0)) * (s >= 0)
+
+
+@numba.njit(cache=True)
+def bang_bang(start, change, duration, t):
+    """Constant-acceleration ("bang–bang") profile from ``start`` to ``start + change``.
+
+    Acceleration ``a = 4 change / duration²`` on ``[0, duration/2]``, ``−a`` on
+    ``(duration/2, duration]``, rest before and after: position and velocity are continuous,
+    zero velocity at both ends. Returns ``(position, velocity, acceleration)`` at scalar ``t``.
+    """
+    a = 4.0 * change / (duration * duration)
+    if t < 0.0:
+        return start, 0.0, 0.0
+    if t <= 0.5 * duration:
+        return start + 0.5 * a * t * t, a * t, a
+    if t <= duration:
+        s = duration - t
+        return start + change - 0.5 * a * s * s, a * s, -a
+    return start + change, 0.0, 0.0

@@ -1,39 +1,43 @@
-"""Tests of the spatial slider–crank of paper 002 (Sect. 4.3): RV, Rxyz and EP formulations."""
+"""Tests of the spatial slider–crank of paper 002 (Sect. 4.3): RV, Rxyz and EP formulations.
+
+The model is the generic multibody assembly of :meth:`SliderCrank.system` (kernels of
+:mod:`mbslib.systems.multibody`, model codes ``MB_RV + form``), integrated by the generic
+generalized-α of :mod:`mbslib.integrators.generalized_alpha`.
+"""
+
+from dataclasses import replace
 
 import numpy as np
 import pytest
-from scipy.spatial.transform import Rotation
 
 from mbslib.exudyn_models import run_slider_crank
-from mbslib.integrators.generalized_alpha import GeneralizedAlpha
+from mbslib.integrators import generalized_alpha as ga
+from mbslib.integrators.generalized_alpha import GeneralizedAlpha, NewtonSettings
+from mbslib.kernels import g_ep, g_rxyz, gdot_rxyz
+from mbslib.systems import lie_group_mbs as lg
+from mbslib.systems import multibody as mb
 from mbslib.systems import slider_crank as sc
 from tests.fd import central_difference
 
 FORMS = {"RV": sc.RV, "Rxyz": sc.RXYZ, "EP": sc.EP}
 CRANK = sc.SliderCrank()
-P = CRANK.params()
+P = CRANK.system().params()
+
+
+def _model(form, params=P):
+    return lg.Model(lg.MB_RV + form, params)
+
+
+def _split(form, x):
+    n = int(mb.n_coordinates(form, P))
+    return x[:n].copy(), x[n:].copy()
 
 
 def _state(form, theta=0.7, seed=0, perturb=0.0):
     """A physical state at crank angle θ (positions and velocities from the minimal kinematics)."""
     x, R = CRANK.configuration(theta)
     dx, om = CRANK.velocity_map(theta)
-    q, v = [], []
-
-    for i in range(3):
-        u, w = 4.0 * dx[i], 4.0 * om[i]
-        if form == sc.RV:
-            r, rd = Rotation.from_matrix(R[i]).as_rotvec(), w
-        elif form == sc.RXYZ:
-            r = sc.rxyz_from_matrix(R[i])
-            rd = np.linalg.solve(sc.g_rxyz(r), w)
-        else:
-            xyzw = Rotation.from_matrix(R[i]).as_quat()
-            r = np.array([xyzw[3], *xyzw[:3]])
-            rd = 0.25 * sc.g_ep(r).T @ w
-        q.append(np.concatenate([x[i], r]))
-        v.append(np.concatenate([u, rd]))
-    q, v = np.concatenate(q), np.concatenate(v)
+    q, v = _split(form, mb.body_coordinates(form, x, R, 4.0 * dx, 4.0 * om))
     if perturb:
         rng = np.random.default_rng(seed)
         q = q + perturb * rng.normal(size=q.size)
@@ -54,23 +58,58 @@ def test_initial_configuration_matches_the_benchmark_data():
         assert np.allclose(Ri.T @ Ri, np.eye(3), atol=1e-14) and np.isclose(np.linalg.det(Ri), 1)
 
 
+def test_system_has_the_bodies_and_joint_rows_of_the_table():
+    S = CRANK.system()
+    assert len(S.bodies) == 3 and len(S.rows) == sc.N_JOINT and not S.springs
+    assert np.allclose(np.array(S.bodies)[:, 0], CRANK.masses())
+    assert np.allclose(np.array(S.bodies)[:, 1:], CRANK.inertias())
+    assert np.allclose(S.gravity, [0, 0, -CRANK.gravity])
+    for form in FORMS.values():
+        assert mb.n_coordinates(form, P) == (21 if form == sc.EP else 18)
+        assert mb.n_constraints(form, P) == sc.N_JOINT + (3 if form == sc.EP else 0)
+
+
+@pytest.mark.parametrize("name", FORMS)
+def test_joint_rows_are_the_equations_of_the_module_table(name):
+    """Each row of the System against the closed form of the module docstring, at a random
+    (non-physical) state."""
+    form = FORMS[name]
+    q, _ = _state(form, 1.1, perturb=0.1)
+    x = [mb.body_position(form, q, i) for i in range(3)]
+    R = [mb.body_rotation(form, q, i) for i in range(3)]
+    _, R0 = CRANK.configuration(0.0)
+    Lc, Lr = CRANK.crank_length, CRANK.rod_length
+    a1, b1 = np.array([0, 0, -Lc / 2]), np.array([0, 0, Lc / 2])
+    b2, c2, u2 = np.array([-Lr / 2, 0, 0]), np.array([Lr / 2, 0, 0]), R0[1].T @ [1.0, 0, 0]
+    expected = np.concatenate([
+        x[0] + R[0] @ a1 - CRANK.pivot, [R[0][1, 0], R[0][2, 0]],
+        x[0] + R[0] @ b1 - x[1] - R[1] @ b2, x[1] + R[1] @ c2 - x[2], [(R[1] @ u2)[1]],
+        x[2][1:], [R[2][1, 2], R[2][2, 0], R[2][0, 1]],
+    ])
+    assert np.allclose(mb.constraint(form, q, P)[:sc.N_JOINT], expected, atol=1e-15)
+
+
 @pytest.mark.parametrize("name", FORMS)
 def test_initial_state_is_consistent(name):
     form = FORMS[name]
-    x0 = CRANK.initial_state(form)
-    n = sc.n_coordinates(form)
-    q, v = x0[:n], x0[n:]
-    assert np.max(np.abs(sc.constraint(form, q, P))) < 1e-14
-    assert np.max(np.abs(sc.constraint_jacobian(form, q, P) @ v)) < 1e-11
-    assert np.isclose(sc.energy(form, q, v, P), CRANK.energy(), rtol=1e-12)
+    q, v = _split(form, CRANK.initial_state(form))
+    assert np.array_equal(CRANK.initial_state(name), CRANK.initial_state(form))
+    assert np.max(np.abs(mb.constraint(form, q, P))) < 1e-14
+    assert np.max(np.abs(mb.constraint_jacobian(form, q, P) @ v)) < 1e-11
+    assert np.isclose(mb.energy(form, q, v, P), CRANK.energy(), rtol=1e-12)
+    out = sc.outputs(form, q, v, P)
+    assert np.allclose(out, [CRANK.slider_position(0.0), 0.0, CRANK.energy(), 0.0], atol=1e-14)
 
 
 @pytest.mark.parametrize("theta", [0.3, 2.0, 4.5])
 def test_configuration_satisfies_every_joint(theta):
     for name, form in FORMS.items():
         q, v = _state(form, theta)
-        assert np.max(np.abs(sc.constraint(form, q, P))) < 1e-13, name
-        assert np.max(np.abs(sc.constraint_jacobian(form, q, P) @ v)) < 1e-10, name
+        assert np.max(np.abs(mb.constraint(form, q, P))) < 1e-13, name
+        assert np.max(np.abs(mb.constraint_jacobian(form, q, P) @ v)) < 1e-10, name
+        s, th, _, phi = sc.outputs(form, q, v, P)
+        assert abs(s - CRANK.slider_position(theta)) < 1e-14 and phi < 1e-13, name
+        assert abs(np.angle(np.exp(1j * (th - theta)))) < 1e-13, name
 
 
 def test_slider_stays_within_the_kinematic_bounds():
@@ -93,8 +132,8 @@ def test_series_interpolants_match_direct_evaluation():
 def test_constraint_jacobian_against_finite_differences(name):
     form = FORMS[name]
     q, _ = _state(form, 1.1, perturb=0.05)  # off the constraint manifold (and off |p| = 1)
-    B = sc.constraint_jacobian(form, q, P)
-    fd = central_difference(lambda z: sc.constraint(form, sc.uac(form, q, z), P), np.zeros(q.size))
+    B = mb.constraint_jacobian(form, q, P)
+    fd = central_difference(lambda z: mb.constraint(form, mb.uac(form, q, z), P), np.zeros(q.size))
     assert np.allclose(B, fd, atol=1e-8)
 
 
@@ -104,6 +143,7 @@ def test_iteration_matrix_against_finite_differences(name, use_texp):
     """With v̇ = 0 and λ = 0 the neglected terms vanish: the matrix is the exact Jacobian of
     ``[βh² r; Φ]`` with respect to the Newton increment (T_exp only when kept, RV)."""
     form = FORMS[name]
+    model = _model(form)
     q_n, v = _state(form, 2.3, perturb=0.02)
     n = q_n.size
     rng = np.random.default_rng(3)
@@ -111,12 +151,12 @@ def test_iteration_matrix_against_finite_differences(name, use_texp):
     h = 1e-3
     m = GeneralizedAlpha()
     beta_p, gamma_p = m.coefficients(h)
-    q = sc.uac(form, q_n, dq)
-    S = sc.iteration_matrix(form, P, q, v, dq, h, m.beta, beta_p, gamma_p, use_texp)
+    q = mb.uac(form, q_n, dq)
+    S = ga.iteration_matrix(model, q, v, dq, h, method=m, use_texp=use_texp)
 
     def resid(x):
-        r, phi = sc.residual(form, P, sc.uac(form, q_n, dq + x), v + gamma_p * x, beta_p * x,
-                             np.zeros(sc.n_constraints(form)))
+        r, phi = ga.residual_genalpha(model, mb.uac(form, q_n, dq + x), v + gamma_p * x,
+                                      beta_p * x, np.zeros(model.n_constraints))
         return np.concatenate([m.beta * h * h * r, phi])
 
     fd = central_difference(resid, np.zeros(n), eps=1e-7)
@@ -125,17 +165,16 @@ def test_iteration_matrix_against_finite_differences(name, use_texp):
         assert not np.allclose(S[:, :n], fd, atol=1e-6)
     else:
         assert np.allclose(S[:, :n], fd, atol=1e-6 * max(1.0, np.max(np.abs(fd))))
-    assert np.allclose(S[:n, n:], sc.constraint_jacobian(form, sc.uac(form, q_n, dq), P).T)
+    assert np.allclose(S[:n, n:], mb.constraint_jacobian(form, mb.uac(form, q_n, dq), P).T)
 
 
 def test_rxyz_force_satisfies_lagrange_equations():
     """``Ĥᵀĝ`` of formulation 2 is ``−(Ṁφ̇ − ½ ∂(φ̇ᵀMφ̇)/∂φ)`` for T = ½ φ̇ᵀM(φ)φ̇ (g = 0)."""
-    Pg = P.copy()
-    Pg[12:15] = 0.0
+    Pg = replace(CRANK, gravity=0.0).system().params()
     q, v = _state(sc.RXYZ, 1.7, perturb=0.1)
-    Mdot = central_difference(lambda s: sc.mass_matrix(sc.RXYZ, q + s * v, Pg), np.array(0.0))
-    dT = central_difference(lambda x: 0.5 * v @ sc.mass_matrix(sc.RXYZ, x, Pg) @ v, q)
-    assert np.allclose(sc.force(sc.RXYZ, q, v, Pg), -(Mdot @ v - dT), atol=1e-8)
+    Mdot = central_difference(lambda s: mb.mass_matrix(sc.RXYZ, q + s * v, Pg), np.array(0.0))
+    dT = central_difference(lambda x: 0.5 * v @ mb.mass_matrix(sc.RXYZ, x, Pg) @ v, q)
+    assert np.allclose(mb.force(sc.RXYZ, q, v, 0.0, Pg), -(Mdot @ v - dT), atol=1e-8)
 
 
 def test_formulations_and_minimal_coordinates_give_the_same_acceleration():
@@ -149,9 +188,9 @@ def test_formulations_and_minimal_coordinates_give_the_same_acceleration():
     acc = {}
     for name, form in FORMS.items():
         x0 = CRANK.initial_state(form)
-        n = sc.n_coordinates(form)
+        n = int(mb.n_coordinates(form, P))
         q, v = x0[:n], x0[n:]
-        vd, _ = sc.initial_acceleration(form, P, q, v)
+        vd = ga.initial_state(_model(form), x0)[2 * n:3 * n]
         nb = n // 3
         out = []
         for i in range(3):
@@ -160,9 +199,9 @@ def test_formulations_and_minimal_coordinates_give_the_same_acceleration():
             if form == sc.RV:
                 wd = rdd
             elif form == sc.RXYZ:
-                wd = sc.g_rxyz(r) @ rdd + sc.gdot_rxyz(r, rd) @ rd
+                wd = g_rxyz(r) @ rdd + gdot_rxyz(r, rd) @ rd
             else:
-                wd = sc.g_ep(r) @ rdd
+                wd = g_ep(r) @ rdd
             out.append(np.concatenate([vd[i * nb:i * nb + 3], wd]))
         acc[name] = np.concatenate(out)
     assert np.allclose(acc["RV"], acc["Rxyz"], atol=1e-8)
@@ -202,11 +241,67 @@ def test_energy_loss_is_second_order_and_crank_turns_forward():
     assert abs(theta[-1] - th_ref[0]) < 1e-3
 
 
+@pytest.mark.parametrize("name", FORMS)
+def test_simulate_is_the_generic_generalized_alpha(name):
+    """``simulate`` runs ``integrate_genalpha`` on the multibody model code: same final state and
+    counts; the record rows are :func:`outputs` of the recorded states, and with
+    ``record_every = 0`` the one row is that of the final state."""
+    form = FORMS[name]
+    h, t_end, every = 2e-3, 0.1, 5
+    res = sc.simulate(name, h, t_end, record_every=every)
+    ref = ga.integrate_genalpha(_model(form), CRANK.initial_state(form), h, t_end,
+                                record_every=every)
+    n = ref.q.size
+    assert np.array_equal(res.q, ref.q) and np.array_equal(res.v, ref.v)
+    assert (res.n_steps, res.jacobians, res.failed_step) == (50, ref.jacobians, -1)
+    assert res.iterations_per_step == ref.iterations_per_step
+    assert res.record.shape == (11, 4)
+    for row, x in zip(res.record, ref.com):
+        assert np.array_equal(row, sc.outputs(form, x[:n], x[n:], P))
+    final = sc.simulate(form, h, t_end)
+    assert final.record.shape == (1, 4) and np.array_equal(final.record[0], res.record[-1])
+    assert final.s == res.s == res.q[2 * (n // 3)]
+
+
+@pytest.mark.parametrize("name", FORMS)
+def test_modified_newton_agrees_with_full_newton(name):
+    full = sc.simulate(name, 2e-3, 0.2)
+    mod = sc.simulate(name, 2e-3, 0.2, newton=NewtonSettings(modified=True))
+    assert mod.ok and abs(mod.s - full.s) < 1e-8
+    assert mod.jacobians < full.jacobians
+
+
+@pytest.mark.parametrize("name", FORMS)
+def test_failed_run_keeps_the_state_at_the_failing_step(name):
+    """A Newton failure ends the run; ``q, v`` and the final-state record are those at the start
+    of the failing step, the recorded rows after it are zero."""
+    newton = NewtonSettings(max_iter=2)
+    res = sc.simulate(name, 1e-2, 0.4, newton=newton)
+    assert not res.ok and res.failed_step >= 0
+    k = res.failed_step
+    if k > 0:
+        before = sc.simulate(name, 1e-2, k * 1e-2, newton=newton)
+        assert before.ok
+        assert np.array_equal(res.q, before.q) and np.array_equal(res.record, before.record)
+    else:
+        q0, v0 = _split(FORMS[name], CRANK.initial_state(name))
+        assert np.array_equal(res.q, q0) and np.array_equal(res.v, v0)
+    assert res.record[0, 3] < 1e-9
+    rec = sc.simulate(name, 1e-2, 0.4, newton=newton, record_every=1)
+    assert rec.failed_step == k and np.all(rec.record[k + 1:] == 0)
+    assert np.all(rec.record[:k + 1, 3] < 1e-9)
+    assert np.allclose(rec.record[k], res.record[0], rtol=0, atol=1e-15)
+
+
 def test_bad_arguments():
     with pytest.raises(ValueError):
         sc.simulate("Euler", 1e-3, 0.1)
     with pytest.raises(ValueError):
+        sc.simulate(3, 1e-3, 0.1)
+    with pytest.raises(ValueError):
         sc.simulate("RV", 3e-3, 0.1)
+    with pytest.raises(ValueError):
+        sc.simulate("RV", -1e-3, 0.1)
     with pytest.raises(ValueError):
         sc.SliderCrank(rod_length=-1.0)
 

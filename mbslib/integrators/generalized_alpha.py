@@ -14,8 +14,8 @@ classical model ``UAC`` is addition, ``T_exp = I`` and Algorithm 5 *is* Algorith
 Details (reconstructed in spec §2.10–2.13, following the authors' Exudyn solver):
 
 - ``K_t = −∂g/∂z`` at ``z = 0`` for ``q ∘ exp(z)`` and ``C_t = −∂g/∂v`` by central differences
-  (eqs. 37/42, 38/43: derivatives of ``M v̇`` and of the constraint forces are neglected); for
-  the heavy tops only over the rotation coordinates (their forces do not depend on ``x``);
+  (:func:`~mbslib.systems.lie_group_mbs.force_jacobians`; eqs. 37/42, 38/43: derivatives of
+  ``M v̇`` and of the constraint forces are neglected);
 - Bottasso scaling: equilibrium rows times ``β h²``, multipliers solved as ``β h² Δλ``;
 - convergence: ``|r| ≤ max(r_tol |r⁽⁰⁾|, a_tol)`` with ``r⁽⁰⁾`` the residual of the predictor,
   and ``|Φ| ≤ a_tol``;
@@ -33,19 +33,22 @@ from dataclasses import dataclass, field
 import numba
 import numpy as np
 
+from mbslib.kernels import (
+    mm,
+    mv,
+    solve,
+)
 from mbslib.newton import NewtonError, NewtonReport
 from mbslib.systems.lie_group_mbs import (
-    ROT_RV,
     Model,
-    com_state,
     constraint,
     constraint_jacobian,
     force,
+    force_jacobians,
     mass_matrix,
-    mm,
-    mv,
     n_constraints,
-    solve,
+    n_record,
+    record,
     tangent,
     uac,
 )
@@ -124,23 +127,8 @@ def _residual(code, P, q, v, vd, lam, t):
 def _iteration_matrix(code, P, q, v, dq, t, h, beta, beta_p, gamma_p, use_texp):
     """Scaled iteration matrix (40)/(35): ``[[βh² (M β' + C γ' + K T), Bᵀ], [B T, 0]]``."""
     n = q.size
-    j = n_constraints(code)
-    K = np.zeros((n, n))
-    C = np.zeros((n, n))
-    # the heavy-top forces depend on the rotation coordinates and rates only (the last l)
-    first = 0 if code >= ROT_RV else n - (4 if n == 4 or n == 7 else 3)
-    for k in range(first, n):
-        z = np.zeros(n)
-        z[k] = 1e-6
-        K[:, k] = (
-            -(force(code, uac(code, q, z), v, t, P) - force(code, uac(code, q, -z), v, t, P)) / 2e-6
-        )
-        dv = 1e-6 * max(1.0, abs(v[k]))
-        vp = v.copy()
-        vm = v.copy()
-        vp[k] += dv
-        vm[k] -= dv
-        C[:, k] = -(force(code, q, vp, t, P) - force(code, q, vm, t, P)) / (2.0 * dv)
+    j = n_constraints(code, P)
+    K, C = force_jacobians(code, q, v, t, P)
     T = tangent(code, dq) if use_texp else np.eye(n)
     S = np.zeros((n + j, n + j))
     S[:n, :n] = (beta * h * h) * (mass_matrix(code, q, P) * beta_p + C * gamma_p + mm(K, T))
@@ -155,7 +143,7 @@ def _iteration_matrix(code, P, q, v, dq, t, h, beta, beta_p, gamma_p, use_texp):
 def _initial_acceleration(code, P, q, v, t):
     """Consistent ``v̇₀, λ₀`` from ``[[M, Bᵀ], [B, 0]] [v̇; λ] = [g; −Ḃ v]`` (Ḃ v by differences)."""
     n = q.size
-    j = n_constraints(code)
+    j = n_constraints(code, P)
     A = np.zeros((n + j, n + j))
     rhs = np.zeros(n + j)
     A[:n, :n] = mass_matrix(code, q, P)
@@ -204,7 +192,7 @@ def _step(
     ``history[k]`` receives the error of iterate k (in units of the tolerance).
     """
     n = q_n.size
-    j = n_constraints(code)
+    j = n_constraints(code, P)
     t = t_n + h
     beta_p = (1.0 - alpha_m) / (h * h * beta * (1.0 - alpha_f))
     gamma_p = gamma / (h * beta)
@@ -292,7 +280,7 @@ def _run(
 ):
     """Time loop: final ``q, v``, iteration and matrix totals, failed step (−1 if none), record."""
     n = q0.size
-    j = n_constraints(code)
+    j = n_constraints(code, P)
     vd, lam = _initial_acceleration(code, P, q0, v0, 0.0)
     q = q0.copy()
     v = v0.copy()
@@ -305,11 +293,11 @@ def _run(
     max_it = 0
     failed = -1
     n_rec = n_steps // record_every + 1 if record_every > 0 else 0
-    rec = np.zeros((n_rec, 6))
+    rec = np.zeros((n_rec, n_record(code, P)))
     if n_rec > 0:
-        rec[0] = com_state(code, q, v, P)
+        rec[0] = record(code, q, v, P)
     for k in range(n_steps):
-        q, v, vd, a, lam, it, nj, have_S, status = _step(
+        q_new, v_new, vd_new, a_new, lam, it, nj, have_S, status = _step(
             code,
             P,
             q,
@@ -336,11 +324,12 @@ def _run(
         total_iter += it
         total_jac += nj
         max_it = max(max_it, it)
-        if status != 0:
+        if status != 0:  # keep the state at the start of the failing step
             failed = k
             break
+        q, v, vd, a = q_new, v_new, vd_new, a_new
         if record_every > 0 and (k + 1) % record_every == 0:
-            rec[(k + 1) // record_every] = com_state(code, q, v, P)
+            rec[(k + 1) // record_every] = record(code, q, v, P)
     return q, v, total_iter, total_jac, max_it, failed, rec
 
 
@@ -366,8 +355,9 @@ class ImplicitResult:
     failed_step : int
         Index of the step whose Newton iteration failed, −1 if none.
     wall_time : float
-    com : ndarray, shape (n_rec, 6)
-        Centre-of-mass position and velocity every ``record_every`` steps.
+    com : ndarray, shape (n_rec, 6) or (n_rec, 2 n)
+        Every ``record_every`` steps: centre-of-mass position and velocity (single bodies,
+        :func:`~mbslib.systems.lie_group_mbs.record`), the whole state ``[q; v]`` (systems).
     """
 
     q: np.ndarray
@@ -506,7 +496,7 @@ def step_genalpha(
         )
     n = model.n
     x_n = np.asarray(x_n, dtype=float)
-    j = int(n_constraints(model.code))
+    j = model.n_constraints
     S = np.zeros((n + j, n + j))
     history = np.zeros(newton.max_iter + 1)
     q, v, vd, a, lam, it, _, _, status = _step(

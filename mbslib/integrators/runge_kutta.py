@@ -25,17 +25,19 @@ import numba
 import numpy as np
 
 from mbslib.integrators.tableaux import ButcherTableau
+from mbslib.kernels import (
+    mv,
+    sinc,
+    solve,
+    texp_inv_coefficient,
+)
 from mbslib.systems.lie_group_mbs import (
     Model,
     com_state,
     force,
     is_lie,
     mass_matrix,
-    mv,
-    sinc,
-    solve,
     tangent_inv_times,
-    texp_inv_coefficient,
     uac,
 )
 from mbslib.validation import positive

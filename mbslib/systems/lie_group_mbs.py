@@ -29,16 +29,23 @@ code  model                                           n_q     n_v     constraint
 6     rotor on flexible supports, RV (x, ψ)           6       6       0
 7     rotor on flexible supports, Rxyz (x, φ)         6       6       0
 8     rotor on flexible supports, EP (x, p)           7       7       1
+9     multibody system, RV (xᵢ, ψᵢ)                   6 nb    6 nb    rows
+10    multibody system, Rxyz (xᵢ, φᵢ)                 6 nb    6 nb    rows
+11    multibody system, EP (xᵢ, pᵢ)                   7 nb    7 nb    rows + nb
+12    Puma 560 in joint coordinates (φ)               6       6       0
 ====  ==============================================  ======  ======  ===========
+
+Codes 9–11 hand over to :mod:`mbslib.systems.multibody` (any number of bodies, joints and
+spring–dampers described by ``P``), code 12 to the minimal-coordinate robot of
+:mod:`mbslib.systems.puma560` (a vector space: ``uac`` is addition).
 
 The parameter vector ``P`` (length 16) is ``[m, J (row-major 3×3, about the centre of mass),
 X (centre of mass in the body frame, relative to the fixed point), g (gravity)]`` for the
 heavy tops (:meth:`HeavyTop.params`) and ``[m, J, L_L, k, d, t]`` for the rotor
 (:meth:`Rotor.params`).
 
-The SO(3) primitives at the top of this module are numba versions of those in
-:mod:`mbslib.rotations` (tested against them), written with the Taylor branches of the
-paper's App. A.2.
+The rotation maps and small dense linear algebra the models use are the numba kernels of
+:mod:`mbslib.kernels`.
 """
 
 from __future__ import annotations
@@ -48,294 +55,26 @@ from dataclasses import dataclass, field
 import numba
 import numpy as np
 
+from mbslib.kernels import (
+    cross3,
+    outer3,
+    mm,
+    mv,
+    skew,
+    rotation_rv,
+    texp_so3,
+    texp_inv_so3,
+    compose_rv,
+    rotation_rxyz,
+    g_rxyz,
+    gdot_rxyz,
+    rotation_ep,
+    drx_dp,
+    g_ep,
+)
+from mbslib.systems import multibody as mb
+from mbslib.systems import puma560 as puma
 from mbslib.validation import inertia, positive, vector
-
-# ---------------------------------------------------------------------------------------------
-# SO(3) primitives (numba)
-# ---------------------------------------------------------------------------------------------
-
-
-# Small dense kernels written as loops: numba compiles them in a fraction of the time it needs
-# for np.cross, np.outer, matmul (BLAS) and np.linalg.solve (LAPACK).
-
-
-@numba.njit(cache=True)
-def cross3(a, b):
-    """Cross product ``a × b`` of two 3-vectors."""
-    return np.array(
-        [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-    )
-
-
-@numba.njit(cache=True)
-def outer3(a, b):
-    """Outer product ``a bᵀ`` of two 3-vectors."""
-    out = np.empty((3, 3))
-    for i in range(3):
-        for j in range(3):
-            out[i, j] = a[i] * b[j]
-    return out
-
-
-@numba.njit(cache=True)
-def mm(A, B):
-    """Matrix product ``A B``."""
-    n, k = A.shape
-    m = B.shape[1]
-    out = np.zeros((n, m))
-    for i in range(n):
-        for l in range(k):
-            a = A[i, l]
-            if a != 0.0:
-                for j in range(m):
-                    out[i, j] += a * B[l, j]
-    return out
-
-
-@numba.njit(cache=True)
-def mv(A, x):
-    """Matrix–vector product ``A x``."""
-    n, k = A.shape
-    out = np.zeros(n)
-    for i in range(n):
-        acc = 0.0
-        for l in range(k):
-            acc += A[i, l] * x[l]
-        out[i] = acc
-    return out
-
-
-@numba.njit(cache=True)
-def solve(A, b):
-    """Solve ``A x = b`` by Gaussian elimination with partial pivoting (small dense systems).
-
-    Returns a vector of NaN if ``A`` is singular to working precision.
-    """
-    n = b.size
-    M = A.copy()
-    x = b.copy()
-    scale = 0.0
-    for i in range(n):
-        for j in range(n):
-            scale = max(scale, abs(M[i, j]))
-    for k in range(n):
-        p = k
-        for i in range(k + 1, n):
-            if abs(M[i, k]) > abs(M[p, k]):
-                p = i
-        if abs(M[p, k]) <= 1e-15 * scale:
-            return np.full(n, np.nan)
-        if p != k:
-            for j in range(n):
-                M[k, j], M[p, j] = M[p, j], M[k, j]
-            x[k], x[p] = x[p], x[k]
-        for i in range(k + 1, n):
-            f = M[i, k] / M[k, k]
-            if f != 0.0:
-                for j in range(k, n):
-                    M[i, j] -= f * M[k, j]
-                x[i] -= f * x[k]
-    for k in range(n - 1, -1, -1):
-        acc = x[k]
-        for j in range(k + 1, n):
-            acc -= M[k, j] * x[j]
-        x[k] = acc / M[k, k]
-    return x
-
-
-@numba.njit(cache=True)
-def skew(a):
-    """``ã`` with ``ã y = a × y``; shape (3, 3)."""
-    return np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
-
-
-@numba.njit(cache=True)
-def sinc(x):
-    """sin x / x, Taylor series below |x| = 1e-4."""
-    if abs(x) < 1e-4:
-        return 1.0 - x * x / 6.0 + x**4 / 120.0
-    return np.sin(x) / x
-
-
-@numba.njit(cache=True)
-def rotation_rv(psi):
-    """Rotation matrix ``exp(ψ̃) = I + sinc φ ψ̃ + ½ sinc²(φ/2) ψ̃²`` of a rotation vector; (3, 3)."""
-    phi = np.sqrt(psi[0] ** 2 + psi[1] ** 2 + psi[2] ** 2)
-    P = skew(psi)
-    s2 = sinc(0.5 * phi)
-    return np.eye(3) + sinc(phi) * P + 0.5 * s2 * s2 * mm(P, P)
-
-
-#: (−1)^k / (2k + 3)! for k = 0 … 10, the series of (φ − sin φ)/φ³.
-_TEXP_SERIES = np.array(
-    [(-1.0) ** k / float(np.prod(np.arange(1, 2 * k + 4, dtype=float))) for k in range(11)]
-)
-
-
-@numba.njit(cache=True)
-def texp_coefficient(phi):
-    """``(1 − sin φ/φ)/φ² = (φ − sin φ)/φ³``, with its Taylor polynomial below φ = 1.
-
-    The closed form loses about ``6ε/φ²`` relative to cancellation (7e-13 at φ = 0.01, the
-    threshold Exudyn uses); the polynomial up to φ²⁰ is exact to 1e-25 below 1 (App. A.2).
-    """
-    if phi < 1.0:
-        x = phi * phi
-        acc = 0.0
-        for k in range(10, -1, -1):
-            acc = _TEXP_SERIES[k] + x * acc
-        return acc
-    return (1.0 - np.sin(phi) / phi) / (phi * phi)
-
-
-#: |B₂ₖ| / (2k)! for k = 1 … 12 (Bernoulli numbers), the series of γ(φ).
-_GAMMA_SERIES = np.array(
-    [
-        1 / 6,
-        1 / 30,
-        1 / 42,
-        1 / 30,
-        5 / 66,
-        691 / 2730,
-        7 / 6,
-        3617 / 510,
-        43867 / 798,
-        174611 / 330,
-        854513 / 138,
-        236364091 / 2730,
-    ]
-)
-for _k in range(12):
-    _GAMMA_SERIES[_k] /= float(np.prod(np.arange(1, 2 * _k + 3, dtype=float)))
-
-
-@numba.njit(cache=True)
-def texp_inv_coefficient(phi):
-    """``γ = (1 − (φ/2) cot(φ/2))/φ² = Σ |B₂ₖ| φ^(2k−2)/(2k)!``, series below φ = 1.
-
-    The closed form loses about ``12ε/φ²`` relative to cancellation; twelve terms of the
-    series are exact to 1e-20 below 1 (App. A.2).
-    """
-    if phi < 1.0:
-        x = phi * phi
-        acc = 0.0
-        for k in range(11, -1, -1):
-            acc = _GAMMA_SERIES[k] + x * acc
-        return acc
-    return (1.0 - 0.5 * phi / np.tan(0.5 * phi)) / (phi * phi)
-
-
-@numba.njit(cache=True)
-def texp_so3(omega):
-    """Tangent operator ``T(Ω) = I + (cos φ − 1)/φ² Ω̃ + (1 − sin φ/φ)/φ² Ω̃²`` (App. A.1).
-
-    ``R = R_n exp(Ω̃)`` gives the body angular velocity ``ω = T(Ω) Ω̇``. Shape (3, 3).
-    """
-    phi = np.sqrt(omega[0] ** 2 + omega[1] ** 2 + omega[2] ** 2)
-    if phi == 0.0:
-        return np.eye(3)
-    P = skew(omega)
-    s2 = sinc(0.5 * phi)
-    return np.eye(3) - 0.5 * s2 * s2 * P + texp_coefficient(phi) * mm(P, P)
-
-
-@numba.njit(cache=True)
-def texp_inv_so3(omega):
-    """Inverse tangent operator ``T⁻¹(Ω) = I + ½ Ω̃ + γ Ω̃²`` (App. A.1); valid for φ < 2π; (3, 3)."""
-    phi = np.sqrt(omega[0] ** 2 + omega[1] ** 2 + omega[2] ** 2)
-    if phi == 0.0:
-        return np.eye(3)
-    P = skew(omega)
-    return np.eye(3) + 0.5 * P + texp_inv_coefficient(phi) * mm(P, P)
-
-
-@numba.njit(cache=True)
-def compose_rv(psi0, omega):
-    """Rotation vector ``ψ = ψ₀ ⋄ Ω`` with ``R(ψ) = R(ψ₀) R(Ω)`` (eq. 30, App. A.3).
-
-    Computed through the unit-quaternion product; the angle is ``2 atan2(|ρ|/2, x)`` ∈ [0, 2π]
-    (no flip to |ψ| ≤ π, as in Exudyn), which stays accurate for small angles. Shape (3,).
-    """
-    a0 = np.sqrt(psi0[0] ** 2 + psi0[1] ** 2 + psi0[2] ** 2)
-    a1 = np.sqrt(omega[0] ** 2 + omega[1] ** 2 + omega[2] ** 2)
-    c0, c1 = np.cos(0.5 * a0), np.cos(0.5 * a1)
-    s0, s1 = sinc(0.5 * a0), sinc(0.5 * a1)
-    x = c0 * c1 - 0.25 * s0 * s1 * (psi0[0] * omega[0] + psi0[1] * omega[1] + psi0[2] * omega[2])
-    rho = s0 * c1 * psi0 + c0 * s1 * omega + 0.5 * s0 * s1 * cross3(psi0, omega)
-    nrho = np.sqrt(rho[0] ** 2 + rho[1] ** 2 + rho[2] ** 2)
-    if nrho == 0.0:
-        return np.zeros(3)
-    w = 2.0 * np.arctan2(0.5 * nrho, x)
-    return (w / nrho) * rho
-
-
-@numba.njit(cache=True)
-def rotation_rxyz(phi):
-    """``R = R_x(φ₀) R_y(φ₁) R_z(φ₂)`` (Tait–Bryan xyz); shape (3, 3)."""
-    ca, sa = np.cos(phi[0]), np.sin(phi[0])
-    cb, sb = np.cos(phi[1]), np.sin(phi[1])
-    cg, sg = np.cos(phi[2]), np.sin(phi[2])
-    Rx = np.array([[1.0, 0.0, 0.0], [0.0, ca, -sa], [0.0, sa, ca]])
-    Ry = np.array([[cb, 0.0, sb], [0.0, 1.0, 0.0], [-sb, 0.0, cb]])
-    Rz = np.array([[cg, -sg, 0.0], [sg, cg, 0.0], [0.0, 0.0, 1.0]])
-    return mm(mm(Rx, Ry), Rz)
-
-
-@numba.njit(cache=True)
-def g_rxyz(phi):
-    """Local kinematic matrix ``Ĝ_loc(φ)`` with ``ω = Ĝ_loc φ̇``; det = cos φ₁; shape (3, 3)."""
-    cb, sb = np.cos(phi[1]), np.sin(phi[1])
-    cg, sg = np.cos(phi[2]), np.sin(phi[2])
-    return np.array([[cb * cg, sg, 0.0], [-cb * sg, cg, 0.0], [sb, 0.0, 1.0]])
-
-
-@numba.njit(cache=True)
-def gdot_rxyz(phi, phid):
-    """Time derivative ``d/dt Ĝ_loc(φ)`` along ``φ̇``; shape (3, 3)."""
-    cb, sb = np.cos(phi[1]), np.sin(phi[1])
-    cg, sg = np.cos(phi[2]), np.sin(phi[2])
-    b, g = phid[1], phid[2]
-    return np.array(
-        [
-            [-sb * cg * b - cb * sg * g, cg * g, 0.0],
-            [sb * sg * b - cb * cg * g, -sg * g, 0.0],
-            [cb * b, 0.0, 0.0],
-        ]
-    )
-
-
-@numba.njit(cache=True)
-def rotation_ep(p):
-    """``R(p) = (p₀² − eᵀe) I + 2 e eᵀ + 2 p₀ ẽ`` for Euler parameters ``p = [p₀, e]``; (3, 3)."""
-    e = p[1:4]
-    return (p[0] ** 2 - np.sum(e * e)) * np.eye(3) + 2.0 * outer3(e, e) + 2.0 * p[0] * skew(e)
-
-
-@numba.njit(cache=True)
-def drx_dp(p, X):
-    """``∂(R(p) X)/∂p`` of the quadratic Euler-parameter rotation, exact for any p; (3, 4)."""
-    e = p[1:4]
-    out = np.empty((3, 4))
-    out[:, 0] = 2.0 * p[0] * X + 2.0 * cross3(e, X)
-    ex = np.sum(e * X)
-    for k in range(3):
-        ek = np.zeros(3)
-        ek[k] = 1.0
-        out[:, k + 1] = -2.0 * e[k] * X + 2.0 * (X[k] * e + ex * ek) + 2.0 * p[0] * cross3(ek, X)
-    return out
-
-
-@numba.njit(cache=True)
-def g_ep(p):
-    """``Ĝ = 2 Ḡ(p)`` with body angular velocity ``ω = Ĝ ṗ``; shape (3, 4)."""
-    return 2.0 * np.array(
-        [
-            [-p[1], p[0], p[3], -p[2]],
-            [-p[2], -p[3], p[0], p[1]],
-            [-p[3], p[2], -p[1], p[0]],
-        ]
-    )
-
 
 # ---------------------------------------------------------------------------------------------
 # Model dispatch (numba)
@@ -343,14 +82,16 @@ def g_ep(p):
 
 #: Model codes.
 TOP_RV, TOP_RXYZ, TOP_EP, SPH_RV, SPH_RXYZ, SPH_EP, ROT_RV, ROT_RXYZ, ROT_EP = range(9)
+MB_RV, MB_RXYZ, MB_EP = 9, 10, 11
+CHAIN = 12
 #: Formulation of each model code.
-FORMULATION = {c: ("RV", "Rxyz", "EP")[c % 3] for c in range(9)}
+FORMULATION = {c: ("RV", "Rxyz", "EP")[c % 3] for c in range(12)} | {CHAIN: "Min. Coord."}
 
 
 @numba.njit(cache=True)
 def is_lie(code):
     """True for the Lie group (rotation-vector) models."""
-    return code % 3 == 0
+    return code % 3 == 0 and code != CHAIN
 
 
 @numba.njit(cache=True)
@@ -360,7 +101,7 @@ def _is_ep(code):
 
 @numba.njit(cache=True)
 def _is_rxyz(code):
-    return code % 3 == 1
+    return code % 3 == 1 and code != CHAIN
 
 
 @numba.njit(cache=True)
@@ -375,15 +116,28 @@ def _is_spherical(code):
 
 
 @numba.njit(cache=True)
-def n_coordinates(code):
+def _is_multibody(code):
+    return MB_RV <= code <= MB_EP
+
+
+@numba.njit(cache=True)
+def n_coordinates(code, P):
     """Number of coordinates n_q (= number of velocity coordinates n_v)."""
+    if _is_multibody(code):
+        return mb.n_coordinates(code - MB_RV, P)
+    if code == CHAIN:
+        return puma.N_JOINTS
     l = 4 if _is_ep(code) else 3
     return l if _is_top(code) else 3 + l
 
 
 @numba.njit(cache=True)
-def n_constraints(code):
+def n_constraints(code, P):
     """Number of holonomic constraints j."""
+    if _is_multibody(code):
+        return mb.n_constraints(code - MB_RV, P)
+    if code == CHAIN:
+        return 0
     return (3 if _is_spherical(code) else 0) + (1 if _is_ep(code) else 0)
 
 
@@ -458,8 +212,12 @@ def _rotor_loads(R, x, u, w, P):
 @numba.njit(cache=True)
 def mass_matrix(code, q, P):
     """Mass matrix: ``J_O`` / ``diag(m I, J)`` (RV, eqs. 11, 23) or ``Ĝᵀ J Ĝ`` blocks (eq. 14)."""
+    if _is_multibody(code):
+        return mb.mass_matrix(code - MB_RV, q, P)
+    if code == CHAIN:
+        return puma.chain_mass_matrix(P, q)
     m, J, X, g = _unpack(P)
-    n = n_coordinates(code)
+    n = n_coordinates(code, P)
     M = np.zeros((n, n))
     if _is_top(code):
         Jr = _inertia_about_point(m, J, X)
@@ -483,8 +241,12 @@ def force(code, q, v, t, P):
     torque of eq. (44) and the gyroscopic term. Formulation 2 adds ``−J Ġ ρ̇`` and premultiplies
     by ``Ĝᵀ``. Shape (n_v,).
     """
+    if _is_multibody(code):
+        return mb.force(code - MB_RV, q, v, t, P)
+    if code == CHAIN:
+        return puma.pd_torque(P, t, q, v) - puma.chain_bias(P, q, v)
     m, J, X, grav = _unpack(P)
-    n = n_coordinates(code)
+    n = n_coordinates(code, P)
     f = np.zeros(n)
     R = rotation(code, q)
     w = angular_velocity(code, q, v)
@@ -517,10 +279,42 @@ def force(code, q, v, t, P):
 
 
 @numba.njit(cache=True)
+def force_jacobians(code, q, v, t, P):
+    """``K = −∂g/∂z`` (along :func:`uac`) and ``C = −∂g/∂v`` by central differences (eqs. 37/38).
+
+    The single-body forces depend on the position only for the rotor (its supports); for the
+    heavy tops only the rotation columns are differenced.
+    """
+    if _is_multibody(code):
+        return mb.force_jacobians(code - MB_RV, q, v, t, P)
+    n = q.size
+    K = np.zeros((n, n))
+    C = np.zeros((n, n))
+    first = 0 if code >= ROT_RV else n - (4 if _is_ep(code) else 3)
+    for k in range(first, n):
+        z = np.zeros(n)
+        z[k] = 1e-6
+        K[:, k] = (
+            -(force(code, uac(code, q, z), v, t, P) - force(code, uac(code, q, -z), v, t, P)) / 2e-6
+        )
+        dv = 1e-6 * max(1.0, abs(v[k]))
+        vp = v.copy()
+        vm = v.copy()
+        vp[k] += dv
+        vm[k] -= dv
+        C[:, k] = -(force(code, q, vp, t, P) - force(code, q, vm, t, P)) / (2.0 * dv)
+    return K, C
+
+
+@numba.njit(cache=True)
 def constraint(code, q, P):
     """Holonomic constraints Φ(q): spherical joint ``x − R X`` and/or EP normalisation; (j,)."""
+    if _is_multibody(code):
+        return mb.constraint(code - MB_RV, q, P)
+    if code == CHAIN:
+        return np.zeros(0)
     m, J, X, g = _unpack(P)
-    phi = np.zeros(n_constraints(code))
+    phi = np.zeros(n_constraints(code, P))
     if _is_spherical(code):
         phi[:3] = q[:3] - mv(rotation(code, q), X)
     if _is_ep(code):
@@ -536,9 +330,13 @@ def constraint_jacobian(code, q, P):
     For EP the block is the exact ``−∂(R(p) X)/∂p`` of the quadratic rotation formula, which
     equals ``R X̃ Ĝ`` on tangent directions of the unit sphere and is also right off it.
     """
+    if _is_multibody(code):
+        return mb.constraint_jacobian(code - MB_RV, q, P)
+    if code == CHAIN:
+        return np.zeros((0, q.size))
     m, J, X, g = _unpack(P)
-    n = n_coordinates(code)
-    B = np.zeros((n_constraints(code), n))
+    n = n_coordinates(code, P)
+    B = np.zeros((n_constraints(code, P), n))
     if _is_spherical(code):
         B[:3, :3] = np.eye(3)
         if code == SPH_EP:
@@ -556,6 +354,8 @@ def uac(code, q_n, dq):
 
     RV: ``x = x_n + Δx`` (eq. 29), ``ψ = ψ_n ⋄ Δψ`` (eq. 30); Rxyz/EP: ``q = q_n + Δq`` (eq. 31).
     """
+    if _is_multibody(code):
+        return mb.uac(code - MB_RV, q_n, dq)
     q = q_n + dq
     if is_lie(code):
         n = q_n.size
@@ -566,6 +366,8 @@ def uac(code, q_n, dq):
 @numba.njit(cache=True)
 def tangent(code, dq):
     """``T_exp(Δq)`` = blockdiag(I, T_SO(3)(Δψ)) for RV, identity otherwise; (n_v, n_v)."""
+    if _is_multibody(code):
+        return mb.tangent(code - MB_RV, dq)
     n = dq.size
     T = np.eye(n)
     if is_lie(code):
@@ -576,6 +378,8 @@ def tangent(code, dq):
 @numba.njit(cache=True)
 def tangent_inv_times(code, dq, v):
     """``T_exp⁻¹(Δq) v`` (eq. 25) for RV, ``v`` otherwise; shape (n_v,)."""
+    if _is_multibody(code):
+        return mb.tangent_inv_times(code - MB_RV, dq, v)
     if not is_lie(code):
         return v.copy()
     n = dq.size
@@ -606,6 +410,20 @@ def com_state(code, q, v, P):
         out[:3] = q[:3]
         out[3:] = v[:3]
     return out
+
+
+@numba.njit(cache=True)
+def n_record(code, P):
+    """Width of :func:`record`."""
+    return 2 * n_coordinates(code, P) if code >= MB_RV else 6
+
+
+@numba.njit(cache=True)
+def record(code, q, v, P):
+    """What a time loop stores: :func:`com_state` of a single body, ``[q; v]`` of a system."""
+    if code >= MB_RV:
+        return np.concatenate((q, v))
+    return com_state(code, q, v, P)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -677,12 +495,21 @@ class Model:
     def __post_init__(self):
         if self.code not in FORMULATION:
             raise ValueError(f"code must be one of {sorted(FORMULATION)}, got {self.code!r}")
-        object.__setattr__(self, "P", vector("P", self.P, (16,)))
+        if self.code < MB_RV:
+            object.__setattr__(self, "P", vector("P", self.P, (16,)))
+        elif self.code == CHAIN:
+            object.__setattr__(self, "P", vector("P", self.P, (puma.N_PARAMS,)))
+        else:
+            object.__setattr__(self, "P", mb.check_params(self.P))
 
     @property
     def n(self) -> int:
         """Number of coordinates (= velocities)."""
-        return int(n_coordinates(self.code))
+        return int(n_coordinates(self.code, self.P))
+
+    @property
+    def n_constraints(self) -> int:
+        return int(n_constraints(self.code, self.P))
 
     @property
     def formulation(self) -> str:
