@@ -54,7 +54,7 @@ from mbslib.systems import multibody as mb
 
 #: Formulation codes (those of :mod:`mbslib.systems.multibody`).
 RV, RXYZ, EP = mb.RV, mb.RXYZ, mb.EP
-FORMULATIONS = {"RV": RV, "Rxyz": RXYZ, "EP": EP}
+FORMULATIONS = mb.FORMULATIONS
 #: Joint equations (rows of the module table); the EP normalisations follow them.
 N_JOINT = 17
 #: Bodies of :meth:`SliderCrank.system`.
