@@ -133,6 +133,32 @@ def draw_box(ax, origin, R, half_extents, color="tab:gray", alpha: float = 1.0):
         ax.plot(*np.column_stack([a, b]), color=color, alpha=alpha, lw=1.0)
 
 
+def cylinder_surface(origin, R, radius: float, length: float, n: int = 24) -> tuple[np.ndarray, ...]:
+    """Mantle of the cylinder about the body x axis, centred at ``origin``: X, Y, Z of shape (2, n)."""
+    phi = np.linspace(0.0, 2.0 * np.pi, n)
+    body = np.stack([np.outer([-0.5 * length, 0.5 * length], np.ones(n)),
+                     radius * np.outer([1.0, 1.0], np.cos(phi)),
+                     radius * np.outer([1.0, 1.0], np.sin(phi))])            # (3, 2, n)
+    inertial = np.einsum("ij,jkl->ikl", np.asarray(R, dtype=float), body)
+    return tuple(inertial + np.asarray(origin, dtype=float)[:, None, None])
+
+
+def draw_cylinder(ax, origin, R, radius: float, length: float, color="tab:gray", alpha: float = 0.4):
+    """Draw a rigid cylinder (axis = body x) at ``origin`` with orientation ``R``."""
+    ax.plot_surface(*cylinder_surface(origin, R, radius, length), color=color, alpha=alpha, linewidth=0)
+
+
+def spring_line(a, b, turns: int = 6, width: float = 0.03) -> np.ndarray:
+    """Zig-zag polyline of a spring from point ``a`` to point ``b``, shape (2 turns + 3, 3)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    axis = b - a
+    side = np.cross(axis, [1.0, 0.0, 0.0] if abs(axis[0]) < 0.9 * np.linalg.norm(axis) else [0.0, 1.0, 0.0])
+    side *= width / np.linalg.norm(side)
+    s = np.linspace(0.1, 0.9, 2 * turns + 1)
+    zig = a + np.outer(s, axis) + np.outer((-1.0) ** np.arange(s.size), side)
+    return np.vstack([a, zig, b])
+
+
 def draw_sphere(ax, radius: float = 1.0, alpha: float = 0.15):
     """A translucent sphere of ``radius`` about the origin (for trajectories on S²)."""
     u, v = np.meshgrid(np.linspace(0, 2 * np.pi, 40), np.linspace(0, np.pi, 20))

@@ -9,7 +9,8 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from mbslib.convergence import on_grid  # noqa: E402
-from mbslib.plotting import plot_increments, symlog_ticks, symmetric_ylim  # noqa: E402
+from mbslib.plotting import cylinder_surface, plot_increments, spring_line, symlog_ticks, symmetric_ylim  # noqa: E402
+from mbslib.rotations import exp_so3  # noqa: E402
 
 
 @pytest.fixture
@@ -55,3 +56,21 @@ def test_symlog_ticks_and_increment_plot(ax):
     t = np.linspace(0, 1, 11)
     plot_increments(ax, t, {"E": np.cumsum(np.full(11, 1e-6))})
     assert ax.get_yscale() == "symlog" and len(ax.lines) == 1
+
+
+def test_cylinder_surface_lies_on_the_rotated_mantle():
+    origin, R = np.array([0.3, -0.2, 1.0]), exp_so3(np.array([0.4, -1.1, 0.7]))
+    X, Y, Z = cylinder_surface(origin, R, radius=0.1, length=0.4, n=17)
+    body = (np.stack([X, Y, Z], axis=-1) - origin) @ R          # body coordinates, (2, n, 3)
+    assert X.shape == (2, 17)
+    assert np.allclose(np.hypot(body[..., 1], body[..., 2]), 0.1, atol=1e-14)
+    assert np.allclose(body[0, :, 0], -0.2, atol=1e-14) and np.allclose(body[1, :, 0], 0.2, atol=1e-14)
+
+
+def test_spring_line_joins_its_end_points_and_stays_near_the_axis():
+    a, b = np.array([0.0, 0.0, 0.0]), np.array([0.0, 0.0, -0.3])
+    line = spring_line(a, b, turns=5, width=0.02)
+    assert line.shape == (13, 3)
+    assert np.array_equal(line[0], a) and np.array_equal(line[-1], b)
+    assert np.allclose(np.hypot(line[:, 0], line[:, 1]).max(), 0.02)
+    assert np.all(np.diff(line[:, 2]) < 0)                      # monotone along the axis

@@ -35,6 +35,7 @@ import numpy as np
 
 from mbslib.kernels import (
     mm,
+    mtv,
     mv,
     solve,
 )
@@ -115,16 +116,17 @@ class NewtonSettings:
 
 
 @numba.njit(cache=True)
-def _residual(code, P, q, v, vd, lam, t):
-    """Equilibrium residual (39)/(34) and constraints Φ at the current iterate."""
+def _residual(code, P, q, v, vd, lam, t, B):
+    """Equilibrium residual (39)/(34) and constraints Φ at the current iterate; ``B`` is the
+    constraint Jacobian at ``q`` (shared with the iteration matrix)."""
     r = mv(mass_matrix(code, q, P), vd) - force(code, q, v, t, P)
     if lam.size > 0:
-        r += mv(constraint_jacobian(code, q, P).T.copy(), lam)
+        r += mtv(B, lam)
     return r, constraint(code, q, P)
 
 
 @numba.njit(cache=True)
-def _iteration_matrix(code, P, q, v, dq, t, h, beta, beta_p, gamma_p, use_texp):
+def _iteration_matrix(code, P, q, v, dq, t, h, beta, beta_p, gamma_p, use_texp, B):
     """Scaled iteration matrix (40)/(35): ``[[βh² (M β' + C γ' + K T), Bᵀ], [B T, 0]]``."""
     n = q.size
     j = n_constraints(code, P)
@@ -133,7 +135,6 @@ def _iteration_matrix(code, P, q, v, dq, t, h, beta, beta_p, gamma_p, use_texp):
     S = np.zeros((n + j, n + j))
     S[:n, :n] = (beta * h * h) * (mass_matrix(code, q, P) * beta_p + C * gamma_p + mm(K, T))
     if j > 0:
-        B = constraint_jacobian(code, q, P)
         S[:n, n:] = B.T
         S[n:, :n] = mm(B, T)
     return S
@@ -211,7 +212,8 @@ def _step(
     status = 1
     rhs = np.zeros(n + j)
     while True:  # line 7
-        r, phi = _residual(code, P, q, v, vd, lam, t)  # lines 8–9
+        B = constraint_jacobian(code, q, P)
+        r, phi = _residual(code, P, q, v, vd, lam, t, B)  # lines 8–9
         norm_r = np.sqrt(np.sum(r * r))
         norm_phi = np.sqrt(np.sum(phi * phi)) if j > 0 else 0.0
         if not (np.isfinite(norm_r) and np.isfinite(norm_phi)):
@@ -233,7 +235,7 @@ def _step(
             or since >= max_modified
         ):
             S[:, :] = _iteration_matrix(
-                code, P, q, v, dq, t, h, beta, beta_p, gamma_p, use_texp
+                code, P, q, v, dq, t, h, beta, beta_p, gamma_p, use_texp, B
             )  # line 12
             have_S = True
             n_jac += 1
@@ -436,14 +438,17 @@ def initial_state(model: Model, x0) -> np.ndarray:
 
 def residual_genalpha(model: Model, q, v, vd, lam, t: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """Residual (39)/(34) ``M v̇ − g + Bᵀ λ`` and constraints ``Φ(q)`` of one iterate."""
+    q = np.asarray(q, float)
+    B = constraint_jacobian(model.code, q, model.P)
     return _residual(
         model.code,
         model.P,
-        np.asarray(q, float),
+        q,
         np.asarray(v, float),
         np.asarray(vd, float),
         np.asarray(lam, float),
         float(t),
+        B,
     )
 
 
@@ -460,10 +465,11 @@ def iteration_matrix(
 ) -> np.ndarray:
     """Scaled iteration matrix (40)/(35), shape (n + j, n + j)."""
     beta_p, gamma_p = method.coefficients(h)
+    q = np.asarray(q, float)
     return _iteration_matrix(
         model.code,
         model.P,
-        np.asarray(q, float),
+        q,
         np.asarray(v, float),
         np.asarray(dq, float),
         float(t),
@@ -472,6 +478,7 @@ def iteration_matrix(
         beta_p,
         gamma_p,
         use_texp,
+        constraint_jacobian(model.code, q, model.P),
     )
 
 

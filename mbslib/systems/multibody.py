@@ -136,14 +136,6 @@ def _kinematic(form, r):
 
 
 @numba.njit(cache=True)
-def _d_rotate(form, r, a):
-    """``∂(R a)/∂ρ`` (Rxyz, EP exact) or ``∂(R exp(z̃) a)/∂z`` at z = 0 (RV) = ``−R ã Ĝ``; (3, l)."""
-    if form == EP:
-        return drx_dp(r, a)
-    return -mm(mm(_rotation(form, r), skew(a)), _kinematic(form, r))
-
-
-@numba.njit(cache=True)
 def _frames(form, q, P):
     """Centres ``X`` (nb + 1, 3) and rotations ``R`` (nb + 1, 3, 3) of all bodies; the last
     entry is the ground, so that body index −1 picks it."""
@@ -159,11 +151,17 @@ def _frames(form, q, P):
 
 
 @numba.njit(cache=True)
-def _d_rotate_at(form, r, R, a):
-    """:func:`_d_rotate` with the rotation matrix ``R`` of ``r`` already known."""
+def _d_rotate_t(form, r, R, a, w):
+    """``Dᵀw`` with ``D = ∂(R a)/∂ρ`` (Rxyz, EP exact) or ``∂(R exp(z̃) a)/∂z`` at z = 0 (RV).
+
+    For RV and Rxyz ``D = −R ã Ĝ``, so ``Dᵀw = Ĝᵀ (a × Rᵀw)``; ``R`` is the rotation of ``r``; (l,).
+    """
     if form == EP:
-        return drx_dp(r, a)
-    return -mm(mm(R, skew(a)), _kinematic(form, r))
+        return mtv(drx_dp(r, a), w)
+    d = cross3(a, mtv(R, w))
+    if form == RV:
+        return d
+    return mtv(g_rxyz(r), d)
 
 
 @numba.njit(cache=True)
@@ -389,19 +387,13 @@ def constraint_jacobian(form, q, P):
             for body, p, sign in ((a, r[9:12], -1.0), (b, r[12:15], 1.0)):
                 if body >= 0:
                     o = body * nb
-                    D = _d_rotate_at(form, q[o + 3:o + nb], R[body], p)
-                    for c in range(3):
-                        B[k, o + c] += sign * w[c]
-                        for e in range(l):
-                            B[k, o + 3 + e] += sign * D[c, e] * w[c]
+                    B[k, o:o + 3] += sign * w
+                    B[k, o + 3:o + nb] += sign * _d_rotate_t(form, q[o + 3:o + nb], R[body], p, w)
         else:
             for body, u, other in ((a, r[3:6], mv(R[b], r[6:9])), (b, r[6:9], mv(R[a], r[3:6]))):
                 if body >= 0:
                     o = body * nb
-                    D = _d_rotate_at(form, q[o + 3:o + nb], R[body], u)
-                    for c in range(3):
-                        for e in range(l):
-                            B[k, o + 3 + e] += D[c, e] * other[c]
+                    B[k, o + 3:o + nb] += _d_rotate_t(form, q[o + 3:o + nb], R[body], u, other)
     if form == EP:
         for i in range(n_bodies(P)):
             o = 7 * i + 3
