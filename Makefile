@@ -17,8 +17,10 @@ $(STAMP): pyproject.toml
 	touch $@
 
 # Every chapter executed at full paper fidelity, site in _build/html; any cell error or Sphinx
-# warning fails the build. Executed chapters are cached per mode in _build/.jupyter_cache.
+# warning fails the build. Executed chapters are cached per mode in _build/.jupyter_cache. The
+# numba kernels are compiled first (once per version of mbslib, then loaded from the cache).
 book: $(if $(filter $(PY),$(VENV)/bin/python),$(STAMP))
+	$(PY) -m mbslib.precompile
 	MBS_QUICK=0 $(PY) -m sphinx -W --keep-going -n -j 2 -b html notebooks _build/html
 	@echo "book: _build/html/index.html"
 
@@ -29,6 +31,7 @@ test: $(if $(filter $(PY),$(VENV)/bin/python),$(STAMP))
 # JupyterLab with jupytext: a double-click opens a chapter as a notebook.
 lab: $(STAMP)
 	$(VENV)/bin/python -m pip install --quiet -e ".[lab]"
+	$(VENV)/bin/python -m mbslib.precompile
 	mkdir -p $(VENV)/etc/jupyter/labconfig
 	cp lab/default_setting_overrides.json $(VENV)/etc/jupyter/labconfig/
 	$(VENV)/bin/jupyter lab notebooks $(if $(filter 0,$(shell id -u)),--allow-root)

@@ -162,36 +162,16 @@ def _initial_acceleration(code, P, q, v, t):
 
 
 @numba.njit(cache=True)
-def _step(
-    code,
-    P,
-    q_n,
-    v_n,
-    vd_n,
-    a_n,
-    t_n,
-    h,
-    alpha_m,
-    alpha_f,
-    beta,
-    gamma,
-    modified,
-    rtol,
-    atol,
-    max_iter,
-    contractivity,
-    max_modified,
-    use_texp,
-    S,
-    have_S,
-    history,
-):
+def _step(code, P, q_n, v_n, vd_n, a_n, t_n, h, coefficients, settings, S, have_S, history):
     """One Lie group / classical generalized-α step (Algorithm 5 ≡ Algorithm 4 for addition UAC).
 
-    Returns ``q, v, v̇, a, λ, n_iter, n_jac, have_S, status`` (status 0 converged, 1 no
-    convergence, 2 singular matrix or non-finite residual). ``S`` is updated in place and
-    ``history[k]`` receives the error of iterate k (in units of the tolerance).
+    ``coefficients = (α_m, α_f, β, γ)`` and ``settings`` (see :func:`_settings`) come from the
+    Python records. Returns ``q, v, v̇, a, λ, n_iter, n_jac, have_S, status`` (status 0
+    converged, 1 no convergence, 2 singular matrix or non-finite residual). ``S`` is updated in
+    place and ``history[k]`` receives the error of iterate k (in units of the tolerance).
     """
+    alpha_m, alpha_f, beta, gamma = coefficients
+    modified, rtol, atol, max_iter, contractivity, max_modified, use_texp = settings
     n = q_n.size
     j = n_constraints(code, P)
     t = t_n + h
@@ -260,26 +240,7 @@ def _step(
 
 
 @numba.njit(cache=True)
-def _run(
-    code,
-    P,
-    q0,
-    v0,
-    h,
-    n_steps,
-    alpha_m,
-    alpha_f,
-    beta,
-    gamma,
-    modified,
-    rtol,
-    atol,
-    max_iter,
-    contractivity,
-    max_modified,
-    use_texp,
-    record_every,
-):
+def _run(code, P, q0, v0, h, n_steps, coefficients, settings, record_every):
     """Time loop: final ``q, v``, iteration and matrix totals, failed step (−1 if none), record."""
     n = q0.size
     j = n_constraints(code, P)
@@ -289,7 +250,7 @@ def _run(
     a = vd.copy()
     S = np.zeros((n + j, n + j))
     have_S = False
-    history = np.zeros(max_iter + 1)
+    history = np.zeros(settings[3] + 1)  # max_iter + 1
     total_iter = 0
     total_jac = 0
     max_it = 0
@@ -300,28 +261,7 @@ def _run(
         rec[0] = record(code, q, v, P)
     for k in range(n_steps):
         q_new, v_new, vd_new, a_new, lam, it, nj, have_S, status = _step(
-            code,
-            P,
-            q,
-            v,
-            vd,
-            a,
-            k * h,
-            h,
-            alpha_m,
-            alpha_f,
-            beta,
-            gamma,
-            modified,
-            rtol,
-            atol,
-            max_iter,
-            contractivity,
-            max_modified,
-            use_texp,
-            S,
-            have_S,
-            history,
+            code, P, q, v, vd, a, k * h, h, coefficients, settings, S, have_S, history
         )
         total_iter += it
         total_jac += nj
@@ -338,6 +278,24 @@ def _run(
 # ---------------------------------------------------------------------------------------------
 # Python interface
 # ---------------------------------------------------------------------------------------------
+
+
+def _coefficients(method: GeneralizedAlpha) -> tuple:
+    """``(α_m, α_f, β, γ)`` for the compiled kernels."""
+    return float(method.alpha_m), float(method.alpha_f), float(method.beta), float(method.gamma)
+
+
+def _settings(newton: NewtonSettings) -> tuple:
+    """The Newton settings as one typed tuple for the compiled kernels (one signature)."""
+    return (
+        bool(newton.modified),
+        float(newton.rtol),
+        float(newton.atol),
+        int(newton.max_iter),
+        float(newton.contractivity),
+        int(newton.max_modified),
+        bool(newton.use_texp),
+    )
 
 
 @dataclass(frozen=True)
@@ -408,17 +366,8 @@ def integrate_genalpha(
         x0[n:].copy(),
         float(h),
         int(n_steps),
-        method.alpha_m,
-        method.alpha_f,
-        method.beta,
-        method.gamma,
-        newton.modified,
-        newton.rtol,
-        newton.atol,
-        newton.max_iter,
-        newton.contractivity,
-        newton.max_modified,
-        newton.use_texp,
+        _coefficients(method),
+        _settings(newton),
         int(record_every),
     )
     wall = time.perf_counter() - start
@@ -515,17 +464,8 @@ def step_genalpha(
         x_n[3 * n :].copy(),
         float(t),
         float(h),
-        method.alpha_m,
-        method.alpha_f,
-        method.beta,
-        method.gamma,
-        False,
-        newton.rtol,
-        newton.atol,
-        newton.max_iter,
-        newton.contractivity,
-        newton.max_modified,
-        newton.use_texp,
+        _coefficients(method),
+        _settings(newton),
         S,
         False,
         history,
