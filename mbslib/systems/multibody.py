@@ -57,7 +57,6 @@ from mbslib.kernels import (
     rotation_ep,
     rotation_rv,
     rotation_rxyz,
-    skew,
     texp_inv_so3,
     texp_so3,
 )
