@@ -149,9 +149,12 @@ def draw_cylinder(ax, origin, R, radius: float, length: float, color="tab:gray",
 
 
 def spring_line(a, b, turns: int = 6, width: float = 0.03) -> np.ndarray:
-    """Zig-zag polyline of a spring from point ``a`` to point ``b``, shape (2 turns + 3, 3)."""
+    """Zig-zag polyline of a spring from point ``a`` to point ``b`` with ``turns`` zig-zag periods
+    of amplitude ``width``; shape (2 turns + 3, 3)."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     axis = b - a
+    if not np.linalg.norm(axis) > 0:
+        raise ValueError("spring_line needs two distinct end points a and b")
     side = np.cross(axis, [1.0, 0.0, 0.0] if abs(axis[0]) < 0.9 * np.linalg.norm(axis) else [0.0, 1.0, 0.0])
     side *= width / np.linalg.norm(side)
     s = np.linspace(0.1, 0.9, 2 * turns + 1)

@@ -4,9 +4,9 @@ Numba compiles a kernel on its first call and keeps the machine code in an on-di
 per version of the library sources, see :mod:`mbslib`). The generalized-α and Runge–Kutta
 kernels of chapter 002 serve every model of the chapter through one dispatch on the model code,
 and compiling them takes about a minute and a half; the binder torus of chapter 003 takes a few
-seconds. ``make book`` and ``make lab`` run this module
-after the installation, so that no chapter waits for the compiler; with a warm cache it only
-loads the machine code (a few seconds).
+seconds. ``make book``, ``make lab`` and Binder's ``postBuild`` run this module after the
+installation, so that no chapter waits for the compiler; with a warm cache it only loads the
+machine code (a few seconds).
 
 Every call below is a tiny run with the argument types the chapters use, so that the cached
 signatures are the ones the chapters look up.

@@ -74,3 +74,8 @@ def test_spring_line_joins_its_end_points_and_stays_near_the_axis():
     assert np.array_equal(line[0], a) and np.array_equal(line[-1], b)
     assert np.allclose(np.hypot(line[:, 0], line[:, 1]).max(), 0.02)
     assert np.all(np.diff(line[:, 2]) < 0)                      # monotone along the axis
+
+
+def test_spring_line_rejects_coincident_end_points():
+    with pytest.raises(ValueError, match="distinct end points"):
+        spring_line([0.1, 0.2, 0.3], [0.1, 0.2, 0.3])

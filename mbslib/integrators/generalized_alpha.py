@@ -127,7 +127,8 @@ def _residual(code, P, q, v, vd, lam, t, B):
 
 @numba.njit(cache=True)
 def _iteration_matrix(code, P, q, v, dq, t, h, beta, beta_p, gamma_p, use_texp, B):
-    """Scaled iteration matrix (40)/(35): ``[[βh² (M β' + C γ' + K T), Bᵀ], [B T, 0]]``."""
+    """Scaled iteration matrix (40)/(35): ``[[βh² (M β' + C γ' + K T), Bᵀ], [B T, 0]]``; ``B`` is
+    the constraint Jacobian at ``q``."""
     n = q.size
     j = n_constraints(code, P)
     K, C = force_jacobians(code, q, v, t, P)
@@ -192,7 +193,7 @@ def _step(code, P, q_n, v_n, vd_n, a_n, t_n, h, coefficients, settings, S, have_
     status = 1
     rhs = np.zeros(n + j)
     while True:  # line 7
-        B = constraint_jacobian(code, q, P)
+        B = constraint_jacobian(code, q, P) if j > 0 else np.zeros((0, n))
         r, phi = _residual(code, P, q, v, vd, lam, t, B)  # lines 8–9
         norm_r = np.sqrt(np.sum(r * r))
         norm_phi = np.sqrt(np.sum(phi * phi)) if j > 0 else 0.0
@@ -250,7 +251,8 @@ def _run(code, P, q0, v0, h, n_steps, coefficients, settings, record_every):
     a = vd.copy()
     S = np.zeros((n + j, n + j))
     have_S = False
-    history = np.zeros(settings[3] + 1)  # max_iter + 1
+    _, _, _, max_iter, _, _, _ = settings
+    history = np.zeros(max_iter + 1)
     total_iter = 0
     total_jac = 0
     max_it = 0

@@ -153,7 +153,8 @@ def _frames(form, q, P):
 def _d_rotate_t(form, r, R, a, w):
     """``Dᵀw`` with ``D = ∂(R a)/∂ρ`` (Rxyz, EP exact) or ``∂(R exp(z̃) a)/∂z`` at z = 0 (RV).
 
-    For RV and Rxyz ``D = −R ã Ĝ``, so ``Dᵀw = Ĝᵀ (a × Rᵀw)``; ``R`` is the rotation of ``r``; (l,).
+    For RV and Rxyz ``D = −R ã Ĝ`` (``Ĝ = I`` for RV), so ``Dᵀw = Ĝᵀ (a × Rᵀw)``; ``R`` is the
+    rotation of ``r``; shape (l,).
     """
     if form == EP:
         return mtv(drx_dp(r, a), w)
