@@ -41,6 +41,10 @@ class CheckRecord:
     note: str
     mode: str
 
+    def _ipython_display_(self):
+        """Show nothing in a notebook: :meth:`Scorecard.check` has already printed the record's
+        line, and a cell that ends with a check would repeat it as a dataclass repr."""
+
 
 def _as_number(value):
     if isinstance(value, bool):

@@ -57,3 +57,15 @@ def test_rerunning_a_chapter_resets_its_records(tmp_path, monkeypatch):
 def test_chapter_name_validated():
     with pytest.raises(ValueError, match="chapter"):
         Scorecard("a/b")
+
+
+def test_a_cell_ending_with_a_check_prints_its_line_once(tmp_path, monkeypatch, capsys):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    monkeypatch.setenv("MBS_CHECKS_DIR", str(tmp_path))
+    shell = InteractiveShell.instance()
+    shell.user_ns["card"] = Scorecard("demo")
+    shell.run_cell('card.check("Fig. 1", "a", 1.0, upper=2.0)')
+    out = capsys.readouterr().out
+    assert out.count("Fig. 1: a: measured 1") == 1
+    assert "CheckRecord" not in out
