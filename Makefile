@@ -7,7 +7,7 @@ VENV := .venv
 PY ?= $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: book test lab clean
+.PHONY: book test lab clean clean-cache
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "mbsbook needs Python 3.11 or newer, found " + sys.version.split()[0]'
@@ -38,3 +38,8 @@ lab: $(STAMP)
 
 clean:
 	rm -rf _build
+
+# The compiled numba kernels of every version of mbslib (one folder per source fingerprint,
+# shared by all clones of this user; nothing else ever deletes them).
+clean-cache:
+	rm -rf $${XDG_CACHE_HOME:-$$HOME/.cache}/mbsbook

@@ -1,0 +1,422 @@
+"""One physical model, independent of coordinates: rigid bodies, joints and forces.
+
+A :class:`Model` says *what* a mechanism is, in physical terms with SI units: each
+:class:`RigidBody` has a mass, an inertia tensor about its centre of mass (in its body frame)
+and an initial pose and velocity; :class:`Joint` records tie a body to another body or to the
+ground; forces are :class:`Gravity`, :class:`Spring` records and applied forces and torques.
+*How* the motion is parametrised (unit quaternions, directors, rotation vector, Euler
+parameters, Tait–Bryan angles, rescaled Rodrigues parameters, minimal coordinates) is the
+business of a formulation, which maps the description to its coordinates and back.
+
+Every trajectory can be mapped back to body poses and velocities, a :class:`BodyStates`, and
+the diagnostics below are computed from those alone: kinetic and potential energy, linear and
+angular momentum, constraint residuals at position and velocity level. They are the same
+function for every formulation and integrator, a second, independent check of what each scheme
+claims to conserve.
+
+Conventions: ``R`` maps body-frame vectors to the world frame; the angular velocity ``Ω`` is in
+the body frame (``Ṙ = R Ω̂``); positions and velocities are those of the centre of mass, in the
+world frame. Records validate themselves and name the offending parameter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from mbslib.rotations import hat, vee
+from mbslib.validation import inertia as valid_inertia
+from mbslib.validation import nonnegative, positive, vector
+
+JOINT_KINDS = ("spherical", "revolute", "universal", "prismatic")
+
+
+def _rotation(name: str, R) -> np.ndarray:
+    R = vector(name, R, (3, 3))
+    if not (np.allclose(R.T @ R, np.eye(3), atol=1e-10) and np.linalg.det(R) > 0):
+        raise ValueError(f"{name} must be a rotation matrix (RᵀR = I, det R = 1)")
+    return R
+
+
+def _unit(name: str, a) -> np.ndarray:
+    a = vector(name, a, (3,))
+    norm = np.linalg.norm(a)
+    if not norm > 0:
+        raise ValueError(f"{name} must be a non-zero vector")
+    return a / norm
+
+
+def _frozen(instance, **values):
+    for key, value in values.items():
+        if isinstance(value, np.ndarray):
+            value.setflags(write=False)
+        object.__setattr__(instance, key, value)
+
+
+@dataclass(frozen=True, eq=False)
+class RigidBody:
+    """A rigid body and its initial state.
+
+    Attributes
+    ----------
+    name : str
+    mass : float
+        m [kg], positive.
+    inertia : ndarray, shape (3, 3)
+        Inertia tensor J about the centre of mass, in the body frame [kg m²]; three principal
+        values are accepted. Symmetric positive definite.
+    position, velocity : ndarray, shape (3,)
+        Initial centre-of-mass position [m] and velocity [m/s], world frame.
+    rotation : ndarray, shape (3, 3)
+        Initial orientation R (body to world).
+    angular_velocity : ndarray, shape (3,)
+        Initial angular velocity Ω in the body frame [rad/s].
+    """
+
+    name: str
+    mass: float
+    inertia: np.ndarray
+    position: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    rotation: np.ndarray = field(default_factory=lambda: np.eye(3))
+    velocity: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    angular_velocity: np.ndarray = field(default_factory=lambda: np.zeros(3))
+
+    def __post_init__(self):
+        if not self.name:
+            raise ValueError("name must be a non-empty string")
+        positive(mass=self.mass)
+        _frozen(self, mass=float(self.mass), inertia=valid_inertia("inertia", self.inertia),
+                position=vector("position", self.position, (3,)).copy(),
+                rotation=_rotation("rotation", self.rotation).copy(),
+                velocity=vector("velocity", self.velocity, (3,)).copy(),
+                angular_velocity=vector("angular_velocity", self.angular_velocity, (3,)).copy())
+
+
+@dataclass(frozen=True, eq=False)
+class Joint:
+    """A joint between body ``body_a`` (``None``: the ground) and body ``body_b``.
+
+    The joint point is ``point_a`` in body a's frame (in the world frame for the ground) and
+    ``point_b`` in body b's frame; both must coincide (for ``prismatic``: lie on the axis).
+
+    ``kind``:
+        ``spherical``: the points coincide (3 equations);
+        ``revolute``: and ``axis_b`` stays parallel to ``axis_a`` (2 more);
+        ``universal``: and ``axis_b`` stays perpendicular to ``axis_a`` (1 more);
+        ``prismatic``: the relative rotation stays as initially (3) and the points stay on the
+        line through ``point_a`` along ``axis_a`` (2).
+    Axes are given in the frames of their bodies (world frame for the ground).
+    """
+
+    kind: str
+    body_a: int | None
+    body_b: int
+    point_a: np.ndarray
+    point_b: np.ndarray
+    axis_a: np.ndarray | None = None
+    axis_b: np.ndarray | None = None
+
+    def __post_init__(self):
+        if self.kind not in JOINT_KINDS:
+            raise ValueError(f"kind must be one of {JOINT_KINDS}, got {self.kind!r}")
+        if self.body_a is not None and self.body_a == self.body_b:
+            raise ValueError(f"body_a and body_b must differ, got {self.body_a} twice")
+        values = dict(point_a=vector("point_a", self.point_a, (3,)).copy(),
+                      point_b=vector("point_b", self.point_b, (3,)).copy())
+        needs_axes = self.kind != "spherical"
+        for name in ("axis_a", "axis_b"):
+            axis = getattr(self, name)
+            if needs_axes and axis is None and not (self.kind == "prismatic" and name == "axis_b"):
+                raise ValueError(f"{name} is required for a {self.kind} joint")
+            values[name] = None if axis is None else _unit(name, axis)
+        _frozen(self, **values)
+
+    @property
+    def n_equations(self) -> int:
+        return {"spherical": 3, "revolute": 5, "universal": 4, "prismatic": 5}[self.kind]
+
+
+@dataclass(frozen=True)
+class Gravity:
+    """Uniform gravity: acceleration ``g`` [m/s²], world frame (e.g. ``(0, 0, -9.81)``)."""
+
+    g: np.ndarray
+
+    def __post_init__(self):
+        _frozen(self, g=vector("g", self.g, (3,)).copy())
+
+
+@dataclass(frozen=True, eq=False)
+class Spring:
+    """A linear spring–damper between ``point_a`` on body a (``None``: ground, world frame) and
+    ``point_b`` on body b: potential ``½ k (|d| − L₀)²`` with ``d`` the vector between the points,
+    damping force ``c ḋ·e`` along the line ``e = d/|d|``."""
+
+    body_a: int | None
+    body_b: int
+    point_a: np.ndarray
+    point_b: np.ndarray
+    stiffness: float
+    rest_length: float = 0.0
+    damping: float = 0.0
+
+    def __post_init__(self):
+        nonnegative(stiffness=self.stiffness, rest_length=self.rest_length, damping=self.damping)
+        _frozen(self, point_a=vector("point_a", self.point_a, (3,)).copy(),
+                point_b=vector("point_b", self.point_b, (3,)).copy(), stiffness=float(self.stiffness),
+                rest_length=float(self.rest_length), damping=float(self.damping))
+
+
+@dataclass(frozen=True, eq=False)
+class AppliedLoad:
+    """A force ``force(t, states)`` [N] (world frame) at ``point`` of ``body`` (body frame) and a
+    torque ``torque(t, states)`` [N m] (world frame) on it; either may be ``None``. ``states`` is
+    the :class:`BodyStates` of one instant."""
+
+    body: int
+    force: Callable | None = None
+    torque: Callable | None = None
+    point: np.ndarray = field(default_factory=lambda: np.zeros(3))
+
+    def __post_init__(self):
+        if self.force is None and self.torque is None:
+            raise ValueError("an applied load needs force=... or torque=...")
+        _frozen(self, point=vector("point", self.point, (3,)).copy())
+
+
+@dataclass(frozen=True, eq=False)
+class Model:
+    """A mechanism: bodies, joints and forces. Indices in joints and forces refer to ``bodies``."""
+
+    bodies: tuple
+    joints: tuple = ()
+    gravity: Gravity | None = None
+    springs: tuple = ()
+    loads: tuple = ()
+
+    def __post_init__(self):
+        bodies, joints = tuple(self.bodies), tuple(self.joints)
+        if not bodies or not all(isinstance(b, RigidBody) for b in bodies):
+            raise ValueError("bodies must be a non-empty sequence of RigidBody")
+        names = [b.name for b in bodies]
+        if len(set(names)) != len(names):
+            raise ValueError(f"body names must be unique, got {names}")
+        n = len(bodies)
+        for label, items in (("joints", joints), ("springs", self.springs)):
+            for k, item in enumerate(items):
+                for end in ("body_a", "body_b"):
+                    index = getattr(item, end)
+                    if index is not None and not 0 <= index < n:
+                        raise ValueError(f"{label}[{k}].{end} = {index} is not a body index (0..{n - 1})")
+        for k, load in enumerate(self.loads):
+            if not 0 <= load.body < n:
+                raise ValueError(f"loads[{k}].body = {load.body} is not a body index (0..{n - 1})")
+        _frozen(self, bodies=bodies, joints=joints, springs=tuple(self.springs), loads=tuple(self.loads))
+
+    @property
+    def n_bodies(self) -> int:
+        return len(self.bodies)
+
+    @property
+    def n_constraints(self) -> int:
+        return sum(j.n_equations for j in self.joints)
+
+    def initial_states(self) -> BodyStates:
+        """The bodies' initial poses and velocities, one instant at t = 0."""
+        b = self.bodies
+        return BodyStates(t=np.zeros(1), position=np.array([[x.position for x in b]]),
+                          rotation=np.array([[x.rotation for x in b]]), velocity=np.array([[x.velocity for x in b]]),
+                          angular_velocity=np.array([[x.angular_velocity for x in b]]))
+
+
+@dataclass(frozen=True)
+class BodyStates:
+    """Poses and velocities of every body at every instant, time-major.
+
+    Attributes
+    ----------
+    t : ndarray, shape (T,)
+    position, velocity : ndarray, shape (T, N, 3)
+        Centre-of-mass position [m] and velocity [m/s], world frame.
+    rotation : ndarray, shape (T, N, 3, 3)
+        Orientation R (body to world).
+    angular_velocity : ndarray, shape (T, N, 3)
+        Ω in the body frame [rad/s].
+    """
+
+    t: np.ndarray
+    position: np.ndarray
+    rotation: np.ndarray
+    velocity: np.ndarray
+    angular_velocity: np.ndarray
+
+    def __post_init__(self):
+        T = np.shape(self.t)[0]
+        N = np.shape(self.position)[1] if np.ndim(self.position) == 3 else -1
+        for name, shape in (("position", (T, N, 3)), ("rotation", (T, N, 3, 3)), ("velocity", (T, N, 3)),
+                            ("angular_velocity", (T, N, 3))):
+            if np.shape(getattr(self, name)) != shape:
+                raise ValueError(f"{name} must have shape {shape}, got {np.shape(getattr(self, name))}")
+
+    def at(self, k: int) -> BodyStates:
+        """The states of instant ``k`` alone."""
+        s = slice(k, k + 1) if k != -1 else slice(-1, None)
+        return BodyStates(self.t[s], self.position[s], self.rotation[s], self.velocity[s], self.angular_velocity[s])
+
+
+def _masses(model):
+    return np.array([b.mass for b in model.bodies])
+
+
+def _inertias(model):
+    return np.array([b.inertia for b in model.bodies])
+
+
+def kinetic_energy(model: Model, s: BodyStates) -> np.ndarray:
+    """``T = Σ ½ m vᵀv + ½ Ωᵀ J Ω`` [J], shape (T,)."""
+    m, J = _masses(model), _inertias(model)
+    translation = 0.5 * np.einsum("n,tni,tni->t", m, s.velocity, s.velocity)
+    rotation = 0.5 * np.einsum("tni,nij,tnj->t", s.angular_velocity, J, s.angular_velocity)
+    return translation + rotation
+
+
+def _points(s: BodyStates, body, point):
+    """World positions of ``point`` (body frame) of ``body`` (None: a ground point), shape (T, 3)."""
+    if body is None:
+        return np.broadcast_to(point, (len(s.t), 3))
+    return s.position[:, body] + np.einsum("tij,j->ti", s.rotation[:, body], point)
+
+
+def _point_velocities(s: BodyStates, body, point):
+    """``v + R (Ω × p)``, shape (T, 3); zero for a ground point."""
+    if body is None:
+        return np.zeros((len(s.t), 3))
+    return s.velocity[:, body] + np.einsum("tij,tj->ti", s.rotation[:, body], np.cross(s.angular_velocity[:, body], point))
+
+
+def potential_energy(model: Model, s: BodyStates) -> np.ndarray:
+    """Potential energy of gravity and springs [J], shape (T,); applied loads have none."""
+    V = np.zeros(len(s.t))
+    if model.gravity is not None:
+        V -= np.einsum("n,tni,i->t", _masses(model), s.position, model.gravity.g)
+    for spring in model.springs:
+        d = _points(s, spring.body_b, spring.point_b) - _points(s, spring.body_a, spring.point_a)
+        V += 0.5 * spring.stiffness * (np.linalg.norm(d, axis=1) - spring.rest_length) ** 2
+    return V
+
+
+def total_energy(model: Model, s: BodyStates) -> np.ndarray:
+    """``T + V`` [J], shape (T,)."""
+    return kinetic_energy(model, s) + potential_energy(model, s)
+
+
+def linear_momentum(model: Model, s: BodyStates) -> np.ndarray:
+    """``Σ m v`` [kg m/s], world frame, shape (T, 3)."""
+    return np.einsum("n,tni->ti", _masses(model), s.velocity)
+
+
+def angular_momentum(model: Model, s: BodyStates, about=(0.0, 0.0, 0.0)) -> np.ndarray:
+    """``Σ (x − a) × m v + R J Ω`` about the fixed point ``a`` [kg m²/s], world frame, (T, 3)."""
+    a = vector("about", about, (3,))
+    m, J = _masses(model), _inertias(model)
+    orbital = np.einsum("n,tni->tni", m, np.cross(s.position - a, s.velocity))
+    spin = np.einsum("tnij,njk,tnk->tni", s.rotation, J, s.angular_velocity)
+    return (orbital + spin).sum(axis=1)
+
+
+def _frame_axis(s, body, axis):
+    """World direction of ``axis`` fixed in ``body`` (world axis for the ground), (T, 3)."""
+    if body is None:
+        return np.broadcast_to(axis, (len(s.t), 3))
+    return np.einsum("tij,j->ti", s.rotation[:, body], axis)
+
+
+def _frame_axis_rate(s, body, axis):
+    """Time derivative ``R (Ω × a)`` of :func:`_frame_axis`, (T, 3)."""
+    if body is None:
+        return np.zeros((len(s.t), 3))
+    return np.einsum("tij,tj->ti", s.rotation[:, body], np.cross(s.angular_velocity[:, body], axis))
+
+
+def _normals(axis):
+    """Two unit vectors completing ``axis`` to an orthonormal frame."""
+    helper = np.eye(3)[np.argmin(np.abs(axis))]
+    n1 = np.cross(axis, helper)
+    n1 /= np.linalg.norm(n1)
+    return n1, np.cross(axis, n1)
+
+
+def _relative_rotation(s, joint):
+    Ra = np.eye(3) if joint.body_a is None else s.rotation[:, joint.body_a]
+    return np.einsum("...ji,...jk->...ik", Ra, s.rotation[:, joint.body_b])
+
+
+def constraint_residuals(model: Model, s: BodyStates, reference: BodyStates | None = None) -> np.ndarray:
+    """Position-level joint residuals, shape (T, m) with ``m = model.n_constraints``.
+
+    Point coincidence (spherical part): world joint point of b minus that of a. Revolute:
+    ``axis_b`` against the two normals of ``axis_a``. Universal: ``axis_a · axis_b``. Prismatic:
+    the offset between the points along the two normals of ``axis_a``, and the relative rotation
+    ``A = A₀ᵀ R_aᵀ R_b`` through ``½ vee(A − Aᵀ)``, with ``A₀`` from ``reference`` (default: the
+    model's initial states).
+    """
+    reference = model.initial_states() if reference is None else reference
+    rows = []
+    for joint in model.joints:
+        xa, xb = _points(s, joint.body_a, joint.point_a), _points(s, joint.body_b, joint.point_b)
+        if joint.kind != "prismatic":
+            rows.append(xb - xa)
+        if joint.kind == "revolute":
+            ea = _frame_axis(s, joint.body_b, joint.axis_b)
+            rows.append(np.stack([np.einsum("ti,ti->t", ea, _frame_axis(s, joint.body_a, n))
+                                  for n in _normals(joint.axis_a)], axis=1))
+        elif joint.kind == "universal":
+            rows.append(np.einsum("ti,ti->t", _frame_axis(s, joint.body_a, joint.axis_a),
+                                  _frame_axis(s, joint.body_b, joint.axis_b))[:, None])
+        elif joint.kind == "prismatic":
+            d = xb - xa
+            rows.append(np.stack([np.einsum("ti,ti->t", d, _frame_axis(s, joint.body_a, n))
+                                  for n in _normals(joint.axis_a)], axis=1))
+            A0 = _relative_rotation(reference, joint)[0]
+            A = np.einsum("ji,tjk->tik", A0, _relative_rotation(s, joint))
+            rows.append(0.5 * np.array([vee(a - a.T) for a in A]))
+    return np.concatenate(rows, axis=1) if rows else np.zeros((len(s.t), 0))
+
+
+def constraint_rates(model: Model, s: BodyStates, reference: BodyStates | None = None) -> np.ndarray:
+    """Velocity-level residuals: the exact time derivatives of :func:`constraint_residuals`, (T, m)."""
+    reference = model.initial_states() if reference is None else reference
+    rows = []
+    for joint in model.joints:
+        va = _point_velocities(s, joint.body_a, joint.point_a)
+        vb = _point_velocities(s, joint.body_b, joint.point_b)
+        if joint.kind != "prismatic":
+            rows.append(vb - va)
+        if joint.kind == "revolute":
+            eb, eb_dot = _frame_axis(s, joint.body_b, joint.axis_b), _frame_axis_rate(s, joint.body_b, joint.axis_b)
+            rows.append(np.stack([np.einsum("ti,ti->t", eb_dot, _frame_axis(s, joint.body_a, n))
+                                  + np.einsum("ti,ti->t", eb, _frame_axis_rate(s, joint.body_a, n))
+                                  for n in _normals(joint.axis_a)], axis=1))
+        elif joint.kind == "universal":
+            ea, ea_dot = _frame_axis(s, joint.body_a, joint.axis_a), _frame_axis_rate(s, joint.body_a, joint.axis_a)
+            eb, eb_dot = _frame_axis(s, joint.body_b, joint.axis_b), _frame_axis_rate(s, joint.body_b, joint.axis_b)
+            rows.append((np.einsum("ti,ti->t", ea_dot, eb) + np.einsum("ti,ti->t", ea, eb_dot))[:, None])
+        elif joint.kind == "prismatic":
+            d = _points(s, joint.body_b, joint.point_b) - _points(s, joint.body_a, joint.point_a)
+            d_dot = vb - va
+            rows.append(np.stack([np.einsum("ti,ti->t", d_dot, _frame_axis(s, joint.body_a, n))
+                                  + np.einsum("ti,ti->t", d, _frame_axis_rate(s, joint.body_a, n))
+                                  for n in _normals(joint.axis_a)], axis=1))
+            A0 = _relative_rotation(reference, joint)[0]
+            Rb, Omega_b = s.rotation[:, joint.body_b], s.angular_velocity[:, joint.body_b]
+            if joint.body_a is None:
+                A_dot = np.einsum("ji,tjk,tkl->til", A0, Rb, np.array([hat(w) for w in Omega_b]))
+            else:
+                Ra, Omega_a = s.rotation[:, joint.body_a], s.angular_velocity[:, joint.body_a]
+                RaT_Rb = np.einsum("tji,tjk->tik", Ra, Rb)
+                A_dot = np.einsum("ji,tjk->tik", A0, np.einsum("tij,tjk->tik", RaT_Rb, np.array([hat(w) for w in Omega_b]))
+                                  - np.einsum("tij,tjk->tik", np.array([hat(w) for w in Omega_a]), RaT_Rb))
+            rows.append(0.5 * np.array([vee(a - a.T) for a in A_dot]))
+    return np.concatenate(rows, axis=1) if rows else np.zeros((len(s.t), 0))
