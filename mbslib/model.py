@@ -293,7 +293,8 @@ def _point_velocities(s: BodyStates, body, point):
     """``v + R (Ω × p)``, shape (T, 3); zero for a ground point."""
     if body is None:
         return np.zeros((len(s.t), 3))
-    return s.velocity[:, body] + np.einsum("tij,tj->ti", s.rotation[:, body], np.cross(s.angular_velocity[:, body], point))
+    spin = np.cross(s.angular_velocity[:, body], point)
+    return s.velocity[:, body] + np.einsum("tij,tj->ti", s.rotation[:, body], spin)
 
 
 def potential_energy(model: Model, s: BodyStates) -> np.ndarray:
@@ -416,7 +417,8 @@ def constraint_rates(model: Model, s: BodyStates, reference: BodyStates | None =
             else:
                 Ra, Omega_a = s.rotation[:, joint.body_a], s.angular_velocity[:, joint.body_a]
                 RaT_Rb = np.einsum("tji,tjk->tik", Ra, Rb)
-                A_dot = np.einsum("ji,tjk->tik", A0, np.einsum("tij,tjk->tik", RaT_Rb, np.array([hat(w) for w in Omega_b]))
-                                  - np.einsum("tij,tjk->tik", np.array([hat(w) for w in Omega_a]), RaT_Rb))
+                spin_b = np.einsum("tij,tjk->tik", RaT_Rb, np.array([hat(w) for w in Omega_b]))
+                spin_a = np.einsum("tij,tjk->tik", np.array([hat(w) for w in Omega_a]), RaT_Rb)
+                A_dot = np.einsum("ji,tjk->tik", A0, spin_b - spin_a)
             rows.append(0.5 * np.array([vee(a - a.T) for a in A_dot]))
     return np.concatenate(rows, axis=1) if rows else np.zeros((len(s.t), 0))

@@ -1,0 +1,102 @@
+"""Every formulation builds its system from one description and maps its trajectories back."""
+
+import numpy as np
+import pytest
+
+from mbslib.formulations import directors
+from mbslib.model import Joint, Model, RigidBody, Spring, angular_momentum, kinetic_energy, total_energy
+from mbslib.systems import ggl_examples
+from mbslib.systems.rigid_bodies import free_body, heavy_top
+
+
+def test_heavy_top_description_is_the_papers_director_top():
+    model = heavy_top()
+    system = directors.director_system(model)
+    reference = ggl_examples.heavy_top()
+    q0, qdot0 = directors.initial_coordinates(model)
+    q_ref, qdot_ref = ggl_examples.heavy_top_initial_state()
+    np.testing.assert_allclose(system.M, reference.M, rtol=1e-15)
+    np.testing.assert_allclose(system.f, reference.f, rtol=1e-15)
+    np.testing.assert_allclose(q0, q_ref, atol=1e-15)
+    np.testing.assert_allclose(qdot0, qdot_ref, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(system.g(q0), reference.g(q0), atol=1e-15)
+    np.testing.assert_allclose(system.G(q0), reference.G(q0), atol=1e-15)
+
+
+@pytest.mark.parametrize("model", [heavy_top(), free_body([[2.0, 0.3, 0.0], [0.3, 3.0, 0.1], [0.0, 0.1, 4.5]],
+                                                           [1.0, -2.0, 0.5], rotation=np.diag([1.0, -1.0, -1.0]))],
+                         ids=["heavy top", "free body, non-principal axes"])
+def test_round_trip_to_body_states(model):
+    q0, qdot0 = directors.initial_coordinates(model)
+    system = directors.director_system(model)
+    states = directors.body_states(model, [0.0], q0[None], qdot0[None])
+    start = model.initial_states()
+    for name in ("position", "rotation", "velocity", "angular_velocity"):
+        np.testing.assert_allclose(getattr(states, name), getattr(start, name), atol=1e-13)
+    # the director energy and momentum equal the description's
+    assert system.kinetic_from_v(qdot0) == pytest.approx(kinetic_energy(model, start)[0], rel=1e-13)
+    assert system.kinetic_from_v(qdot0) + system.V(q0) == pytest.approx(total_energy(model, start)[0], rel=1e-13)
+    from mbslib.systems.directors import angular_momentum as director_momentum
+
+    np.testing.assert_allclose(director_momentum(q0, system.M * qdot0, 3), angular_momentum(model, start)[0],
+                               rtol=1e-13, atol=1e-13)
+    assert np.abs(system.g(q0)).max() < 1e-15
+
+
+def test_unavailable_parts_are_named():
+    a = RigidBody("a", 1.0, [1.0, 2.0, 2.5])
+    hinge = Joint("revolute", None, 0, [0, 0, 0], [0, 0, 0], axis_a=[0, 0, 1], axis_b=[0, 0, 1])
+    with pytest.raises(NotImplementedError, match="revolute"):
+        directors.director_system(Model((a,), (hinge,)))
+    with pytest.raises(NotImplementedError, match="springs"):
+        directors.director_system(Model((a,), springs=(Spring(None, 0, [0, 0, 0], [1, 0, 0], stiffness=1.0),)))
+
+
+def test_reference_conserves_what_the_description_says():
+    from mbslib.reference import reference_states
+
+    for model in (heavy_top(), free_body([2.0, 3.0, 4.5], [1.0, 0.5, 2.0])):
+        states = reference_states(model, np.linspace(0.0, 1.0, 11))
+        E = total_energy(model, states)
+        assert np.ptp(E) < 1e-10 * abs(E).max()
+        assert np.abs(model.initial_states().rotation[0] - states.rotation[0]).max() < 1e-15
+    L = angular_momentum(model, states)
+    assert np.ptp(L, axis=0).max() < 1e-10 * np.abs(L).max()
+
+
+def test_reference_of_the_free_body_matches_the_jacobi_solution():
+    from mbslib.exact import free_body_angular_velocity
+    from mbslib.reference import reference_states
+
+    t = np.linspace(0.0, 5.0, 51)
+    states = reference_states(free_body([2.0, 3.0, 4.5], [1e-3, 2.0, 1e-3]), t)
+    exact = free_body_angular_velocity([2.0, 3.0, 4.5], [1e-3, 2.0, 1e-3], t)
+    assert np.abs(states.angular_velocity[:, 0] - exact).max() < 1e-9
+
+
+def _ggl_error(model, h, t_end, measure):
+    from functools import partial
+
+    from mbslib.integrators import ggl
+    from mbslib.reference import reference_states
+    from mbslib.simulate import simulate
+
+    system = directors.director_system(model)
+    q0, qdot0 = directors.initial_coordinates(model)
+    run = simulate(partial(ggl.step_ggl, system), ggl.initial_vector(system, q0, qdot0), h, t_end)
+    parts = ggl.split(system, run.x[-1])
+    states = directors.body_states(model, [t_end], parts.q[None], (parts.p / system.M)[None])
+    exact = reference_states(model, [0.0, t_end]).at(-1)
+    return np.abs(getattr(states, measure) - getattr(exact, measure)).max()
+
+
+@pytest.mark.parametrize("model, h, measure, order", [
+    (heavy_top(), 5e-4, "position", 1.0),
+    (free_body([2.0, 3.0, 4.5], [1.0, 0.5, 2.0]), 4e-3, "rotation", 2.0),
+], ids=["heavy top: first order with a potential", "free body: second order"])
+def test_ggl_through_the_description_converges_at_its_order(model, h, measure, order):
+    from mbslib.convergence import observed_order
+
+    hs = h / np.array([1, 2, 4])
+    errors = [_ggl_error(model, h, 0.2, measure) for h in hs]
+    assert observed_order(hs, errors) == pytest.approx(order, abs=0.2)  # style guide: ±0.2 of theory
