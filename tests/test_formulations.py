@@ -100,3 +100,56 @@ def test_ggl_through_the_description_converges_at_its_order(model, h, measure, o
     hs = h / np.array([1, 2, 4])
     errors = [_ggl_error(model, h, 0.2, measure) for h in hs]
     assert observed_order(hs, errors) == pytest.approx(order, abs=0.2)  # style guide: ±0.2 of theory
+
+
+@pytest.mark.parametrize("form", ["RV", "Rxyz", "EP"])
+@pytest.mark.parametrize("model", [heavy_top(), free_body([[2.0, 0.3, 0.0], [0.3, 3.0, 0.1], [0.0, 0.1, 4.5]],
+                                                           [1.0, -2.0, 0.5], rotation=np.diag([1.0, -1.0, -1.0]))],
+                         ids=["heavy top", "free body, non-principal axes"])
+def test_absolute_coordinates_round_trip_and_energy(model, form):
+    from mbslib.formulations import lie_group
+    from mbslib.formulations.lie_group import FORMS
+    from mbslib.systems import multibody as mb
+
+    absolute = lie_group.absolute_model(model, form)
+    x0 = lie_group.initial_state(model, form)
+    n = absolute.n
+    states = lie_group.body_states(model, form, [0.0], x0[:n][None], x0[n:][None])
+    start = model.initial_states()
+    for name in ("position", "rotation", "velocity", "angular_velocity"):
+        np.testing.assert_allclose(getattr(states, name), getattr(start, name), atol=1e-12)
+    assert mb.energy(FORMS[form], x0[:n], x0[n:], absolute.P) == pytest.approx(total_energy(model, start)[0],
+                                                                                 rel=1e-12)
+
+
+def _absolute_error(model, form, run, h, t_end):
+    from mbslib.formulations import lie_group
+    from mbslib.reference import reference_states
+
+    absolute = lie_group.absolute_model(model, form)
+    result = run(absolute, lie_group.initial_state(model, form), h, t_end)
+    states = lie_group.body_states(model, form, [t_end], result.q[None], result.v[None])
+    exact = reference_states(model, [0.0, t_end]).at(-1)
+    return np.abs(states.position - exact.position).max() + np.abs(states.rotation - exact.rotation).max()
+
+
+@pytest.mark.parametrize("form", ["RV", "Rxyz", "EP"])
+def test_generalized_alpha_through_the_description_is_second_order(form):
+    from mbslib.convergence import observed_order
+    from mbslib.integrators.generalized_alpha import integrate_genalpha
+
+    hs = 2e-3 / np.array([1, 2, 4])
+    errors = [_absolute_error(heavy_top(), form, integrate_genalpha, h, 0.1) for h in hs]
+    assert observed_order(hs, errors) == pytest.approx(2.0, abs=0.2)
+
+
+def test_rkmk_through_the_description_is_fourth_order():
+    from mbslib.convergence import observed_order
+    from mbslib.integrators.runge_kutta import integrate_explicit
+    from mbslib.integrators.tableaux import RK44
+
+    model = free_body([[2.0, 0.3, 0.0], [0.3, 3.0, 0.1], [0.0, 0.1, 4.5]], [1.0, -2.0, 0.5])
+    hs = 4e-2 / np.array([1, 2, 4])
+    errors = [_absolute_error(model, "RV", lambda m, x0, h, t: integrate_explicit(m, x0, RK44, h, t), h, 1.0)
+              for h in hs]
+    assert observed_order(hs, errors) == pytest.approx(4.0, abs=0.2)
