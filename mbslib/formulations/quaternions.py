@@ -1,0 +1,172 @@
+"""Unit quaternions (paper 000) for a coordinate-free model: Livens' equations of any number of
+rigid bodies, the interface of :mod:`mbslib.integrators.livens`.
+
+Each body contributes its centre of mass φ and the unit quaternion q of its principal frame
+(``R(q) = R V``, ``J = V diag(J_p) Vᵀ``), ``[φ, q]`` (7 coordinates); the mass matrix is the
+singular ``diag(m I, M̃₄(q))`` (paper eqs. 46, 123–124). Constraints: one unit constraint
+``½(q·q − 1)`` per body (30), then three rows per spherical joint,
+``φ_a + R(q_a) X_a − φ_b − R(q_b) X_b`` (``X = Vᵀ p``; a ground point for the ground), all
+quadratic in the coordinates, so their Gonzalez discrete gradients are midpoint Jacobians (Sect.
+4). Gravity is linear in φ. Other joints, springs and applied loads are not available in this
+formulation yet and raise ``NotImplementedError`` naming them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mbslib.model import BodyStates, Model
+from mbslib.quaternions import E, G, angular_momentum, from_matrix, mass_matrix_4, minus, plus, rotate_jacobian
+from mbslib.systems.livens_systems import KineticParts, quat_dg_kinetic, quat_grad_kinetic
+from mbslib.systems.rigid_bodies import principal_frame
+
+
+class QuaternionSystem:
+    """Livens' form of ``model`` in centre-of-mass positions and unit quaternions (7 per body)."""
+
+    def __init__(self, model: Model):
+        if model.springs or model.loads:
+            raise NotImplementedError("quaternion formulation: springs and applied loads are not available yet")
+        for k, joint in enumerate(model.joints):
+            if joint.kind != "spherical":
+                raise NotImplementedError(f"quaternion formulation: joints[{k}] is {joint.kind}; only spherical "
+                                          "joints are available yet")
+        self.model = model
+        frames = [principal_frame(b.inertia) for b in model.bodies]
+        self.J = [Jp for Jp, _ in frames]
+        self.V = [V for _, V in frames]
+        self.masses = np.array([b.mass for b in model.bodies])
+        self.N = model.n_bodies
+        self.n = 7 * self.N
+        self.m = self.N + 3 * len(model.joints)
+        self.quaternion_slices = tuple(slice(7 * a + 3, 7 * a + 7) for a in range(self.N))
+        self.g_vector = np.zeros(3) if model.gravity is None else model.gravity.g
+        # joints as (body or None, lever X in the principal frame or ground point) for both ends
+        self.joints = [((j.body_a, j.point_a if j.body_a is None else self.V[j.body_a].T @ j.point_a),
+                        (j.body_b, self.V[j.body_b].T @ j.point_b)) for j in model.joints]
+
+    # -- layout ---------------------------------------------------------------------------------
+    def _t(self, a):
+        return slice(7 * a, 7 * a + 3)
+
+    def _r(self, a):
+        return slice(7 * a + 3, 7 * a + 7)
+
+    # -- kinetic energy -------------------------------------------------------------------------
+    def mass_matrix(self, q) -> np.ndarray:
+        M = np.zeros((self.n, self.n))
+        for a in range(self.N):
+            M[self._t(a), self._t(a)] = self.masses[a] * np.eye(3)
+            M[self._r(a), self._r(a)] = mass_matrix_4(q[self._r(a)], self.J[a])
+        return M
+
+    def kinetic_energy(self, q, v) -> float:
+        return 0.5 * v @ self.mass_matrix(q) @ v
+
+    def _assemble(self, per_body, q0, q1, v0, v1) -> KineticParts:
+        n = self.n
+        out = KineticParts(np.zeros(n), np.zeros(n), *(np.zeros((n, n)) for _ in range(4)))
+        for a in range(self.N):
+            t, r, m = self._t(a), self._r(a), self.masses[a]
+            if v0 is None:  # continuous derivatives at (q1, v1)
+                out.Tv[t], out.Tv_v[t, t] = m * v1[t], m * np.eye(3)
+                k = per_body(self.J[a], q1[r], v1[r])
+            else:  # discrete: ½ m |v_φ|² is quadratic, its discrete derivative the midpoint one
+                out.Tv[t], out.Tv_v[t, t] = 0.5 * m * (v0[t] + v1[t]), 0.5 * m * np.eye(3)
+                k = per_body(self.J[a], q0[r], q1[r], v0[r], v1[r])
+            out.Tq[r], out.Tv[r] = k.Tq, k.Tv
+            out.Tq_q[r, r], out.Tq_v[r, r], out.Tv_q[r, r], out.Tv_v[r, r] = k.Tq_q, k.Tq_v, k.Tv_q, k.Tv_v
+        return out
+
+    def grad_kinetic(self, q, v) -> KineticParts:
+        return self._assemble(quat_grad_kinetic, None, q, None, v)
+
+    def dg_kinetic(self, q0, q1, v0, v1) -> KineticParts:
+        return self._assemble(quat_dg_kinetic, q0, q1, v0, v1)
+
+    # -- potential: gravity, V = −Σ m g·φ ----------------------------------------------------------
+    def potential(self, q) -> float:
+        return float(-sum(self.masses[a] * self.g_vector @ q[self._t(a)] for a in range(self.N)))
+
+    def grad_potential(self, q) -> np.ndarray:
+        grad = np.zeros(self.n)
+        for a in range(self.N):
+            grad[self._t(a)] = -self.masses[a] * self.g_vector
+        return grad
+
+    def hess_potential(self, q) -> np.ndarray:
+        return np.zeros((self.n, self.n))
+
+    def dg_potential(self, q0, q1):
+        return self.grad_potential(q1), np.zeros((self.n, self.n))
+
+    # -- constraints ------------------------------------------------------------------------------
+    def _point(self, q, end):
+        body, X = end
+        if body is None:
+            return X
+        quat = q[self._r(body)]
+        return q[self._t(body)] + E(quat) @ (G(quat).T @ X)
+
+    def constraint(self, q) -> np.ndarray:
+        unit = [0.5 * (q[self._r(a)] @ q[self._r(a)] - 1.0) for a in range(self.N)]
+        joints = [self._point(q, a) - self._point(q, b) for a, b in self.joints]
+        return np.concatenate([unit, *joints]) if joints else np.array(unit)
+
+    def constraint_jacobian(self, q) -> np.ndarray:
+        D = np.zeros((self.m, self.n))
+        for a in range(self.N):
+            D[a, self._r(a)] = q[self._r(a)]
+        for j, ends in enumerate(self.joints):
+            rows = slice(self.N + 3 * j, self.N + 3 * j + 3)
+            for sign, (body, X) in zip((1.0, -1.0), ends, strict=True):
+                if body is not None:
+                    D[rows, self._t(body)] += sign * np.eye(3)
+                    D[rows, self._r(body)] += sign * rotate_jacobian(q[self._r(body)], X)
+        return D
+
+    def constraint_hessian(self, q, lam) -> np.ndarray:
+        """``Σ λ_k ∇²g_k``: ``λ_a I₄`` per unit constraint, ``±2 X̄ᵀ μ⁺`` per joint end (constant)."""
+        H = np.zeros((self.n, self.n))
+        for a in range(self.N):
+            H[self._r(a), self._r(a)] += lam[a] * np.eye(4)
+        for j, ends in enumerate(self.joints):
+            mu = lam[self.N + 3 * j:self.N + 3 * j + 3]
+            for sign, (body, X) in zip((1.0, -1.0), ends, strict=True):
+                if body is not None:
+                    H[self._r(body), self._r(body)] += sign * 2.0 * minus(X).T @ plus(mu)
+        return H
+
+    def external_force(self, q, t):
+        return None
+
+    # -- states -----------------------------------------------------------------------------------
+    def initial_state(self) -> np.ndarray:
+        """Livens state ``[q, p, v, λ]`` of the model's initial states (``v_q = ½ G(q)ᵀ Ω``, eq. 44)."""
+        q, v = np.zeros(self.n), np.zeros(self.n)
+        for a, body in enumerate(self.model.bodies):
+            quat = from_matrix(body.rotation @ self.V[a])
+            q[self._t(a)], q[self._r(a)] = body.position, quat
+            v[self._t(a)] = body.velocity
+            v[self._r(a)] = 0.5 * G(quat).T @ (self.V[a].T @ body.angular_velocity)
+        return np.concatenate([q, self.mass_matrix(q) @ v, v, np.zeros(self.m)])
+
+    def body_states(self, t, q, v) -> BodyStates:
+        """Body poses and velocities of coordinates ``q`` and velocities ``v`` (shape (T, n)):
+        ``R = R(q) Vᵀ`` (the quadratic formula, so a unit-constraint drift shows), ``Ω = V (2 G(q) v)``."""
+        t = np.atleast_1d(np.asarray(t, dtype=float))
+        q, v = np.atleast_2d(q), np.atleast_2d(v)
+        shape = (len(t), self.N)
+        x, R, u, W = np.empty(shape + (3,)), np.empty(shape + (3, 3)), np.empty(shape + (3,)), np.empty(shape + (3,))
+        for k in range(len(t)):
+            for a in range(self.N):
+                quat = q[k, self._r(a)]
+                x[k, a], u[k, a] = q[k, self._t(a)], v[k, self._t(a)]
+                R[k, a] = E(quat) @ G(quat).T @ self.V[a].T
+                W[k, a] = self.V[a] @ (2.0 * G(quat) @ v[k, self._r(a)])
+        return BodyStates(t, x, R, u, W)
+
+    def angular_momentum(self, q, p) -> np.ndarray:
+        """``Σ φ_a × p_φa + ½ E(q_a) p_qa`` about the origin."""
+        return sum(np.cross(q[self._t(a)], p[self._t(a)]) + angular_momentum(q[self._r(a)], p[self._r(a)])
+                   for a in range(self.N))
