@@ -1,8 +1,8 @@
 """Tight reference solutions of a coordinate-free model (:mod:`mbslib.model`).
 
-Supported: bodies without joints (each moves on its own: ``m v̇ = m g``, Euler's equations), and
-one body held at a ground point by a spherical joint (Euler's equations about the pivot with the
-gravity torque). The rotation ``R`` is integrated as nine components of ``Ṙ = R Ω̂`` with
+Supported: bodies without joints under gravity and spring–dampers (Newton's and Euler's
+equations of each body), and one body held at a ground point by a spherical joint under gravity
+(Euler's equations about the pivot). The rotation ``R`` is integrated as nine components of ``Ṙ = R Ω̂`` with
 DOP853 at ``rtol = atol = 1e-12`` by default; its departure from orthogonality stays at the
 tolerance and is reported.
 """
@@ -22,12 +22,14 @@ def reference_states(model: Model, t_eval, *, rtol: float = 1e-12, atol: float =
     Raises
     ------
     NotImplementedError
-        For springs, applied loads, body–body joints, or more than one joint.
+        For applied loads, body–body joints, more than one joint, or springs on a jointed body.
     """
-    if model.springs or model.loads:
-        raise NotImplementedError("reference_states: springs and applied loads are not supported")
+    if model.loads:
+        raise NotImplementedError("reference_states: applied loads are not supported")
     if len(model.joints) > 1 or any(j.kind != "spherical" or j.body_a is not None for j in model.joints):
         raise NotImplementedError("reference_states: only free bodies or one body on a ground spherical joint")
+    if model.joints and model.springs:
+        raise NotImplementedError("reference_states: springs on a jointed body are not supported")
     t_eval = np.asarray(t_eval, dtype=float)
     g = np.zeros(3) if model.gravity is None else model.gravity.g
     if model.joints:
@@ -38,15 +40,34 @@ def reference_states(model: Model, t_eval, *, rtol: float = 1e-12, atol: float =
     J = [b.inertia for b in model.bodies]
     Jinv = [np.linalg.inv(j) for j in J]
 
+    masses = np.array([b.mass for b in model.bodies])
+
     def rhs(t, y):
-        out = np.empty_like(y)
+        Y = y.reshape(N, 18)
+        x, v, R, W = Y[:, 0:3], Y[:, 3:6], Y[:, 6:15].reshape(N, 3, 3), Y[:, 15:18]
+        force, torque = masses[:, None] * g, np.zeros((N, 3))  # torque in the world frame
+        for spring in model.springs:
+            ends = []
+            for body, point in ((spring.body_a, spring.point_a), (spring.body_b, spring.point_b)):
+                if body is None:
+                    ends.append((None, point, np.zeros(3), np.zeros(3)))
+                else:
+                    arm = R[body] @ point
+                    ends.append((body, x[body] + arm, v[body] + R[body] @ np.cross(W[body], point), arm))
+            d, d_dot = ends[1][1] - ends[0][1], ends[1][2] - ends[0][2]
+            length = np.linalg.norm(d)
+            e = d / length
+            f = -(spring.stiffness * (length - spring.rest_length) + spring.damping * (d_dot @ e)) * e  # on b
+            for (body, _, _, arm), sign in zip(ends, (-1.0, 1.0), strict=True):
+                if body is not None:
+                    force[body] += sign * f
+                    torque[body] += np.cross(arm, sign * f)
+        out = np.empty((N, 18))
+        out[:, 0:3], out[:, 3:6] = v, force / masses[:, None]
         for n in range(N):
-            v, R, W = y[18 * n + 3:18 * n + 6], y[18 * n + 6:18 * n + 15], y[18 * n + 15:18 * n + 18]
-            out[18 * n:18 * n + 3] = v
-            out[18 * n + 3:18 * n + 6] = g
-            out[18 * n + 6:18 * n + 15] = (R.reshape(3, 3) @ hat(W)).ravel()
-            out[18 * n + 15:18 * n + 18] = Jinv[n] @ np.cross(J[n] @ W, W)
-        return out
+            out[n, 6:15] = (R[n] @ hat(W[n])).ravel()
+            out[n, 15:18] = Jinv[n] @ (np.cross(J[n] @ W[n], W[n]) + R[n].T @ torque[n])
+        return out.ravel()
 
     y = solve_ivp(rhs, (0.0, t_eval[-1]), y0, method="DOP853", rtol=rtol, atol=atol, t_eval=t_eval).y.T.reshape(
         len(t_eval), N, 18)

@@ -230,3 +230,75 @@ def test_eml_through_the_description_is_second_order(model):
                       + np.abs(states.position[-1] - exact.position[0]).max())
     assert observed_order(hs, errors) == pytest.approx(2.0, abs=0.2)
     assert observed_order(hs, spreads) == pytest.approx(2.0, abs=0.2)
+
+
+def _spheres():
+    """Two spherical bodies on a spring, off-centre attachment points, under gravity."""
+    from mbslib.model import Gravity
+
+    a = RigidBody("a", 1.0, [0.4, 0.4, 0.4], angular_velocity=[0.5, 1.0, -0.3], velocity=[0.2, 0, 0.1])
+    b = RigidBody("b", 2.0, [0.9, 0.9, 0.9], position=[1.5, 0.2, 0.0], angular_velocity=[-1.0, 0.2, 0.4])
+    spring = Spring(0, 1, [0.3, 0.1, 0.0], [-0.2, 0.0, 0.3], stiffness=40.0, rest_length=1.0)
+    return Model((a, b), springs=(spring,), gravity=Gravity([0, 0, -9.81]))
+
+
+def test_rodrigues_map_through_the_description_is_second_order():
+    from mbslib.convergence import observed_order
+    from mbslib.formulations.rodrigues import RodriguesSystem
+    from mbslib.integrators import rodrigues_vi as rr
+    from mbslib.reference import reference_states
+
+    model = _spheres()
+    system = RodriguesSystem(model)
+    start = system.body_states([0.0], [system.initial_state()])
+    for name in ("position", "rotation", "velocity", "angular_velocity"):
+        np.testing.assert_allclose(getattr(start, name), getattr(model.initial_states(), name), atol=1e-14)
+    t_end, hs = 1.0, 1e-2 / np.array([1, 2, 4])
+    exact = reference_states(model, [0.0, t_end]).at(-1)
+    errors, energy_spread = [], []
+    for h in hs:
+        states = rr.run(rr.step_23, system, system.initial_state(), h, round(t_end / h))
+        body = system.body_states(h * np.arange(len(states)), states)
+        errors.append(np.abs(body.position[-1] - exact.position[0]).max()
+                      + np.abs(body.rotation[-1] - exact.rotation[0]).max())
+        energy_spread.append(np.ptp(total_energy(model, body)))
+    assert observed_order(hs, errors) == pytest.approx(2.0, abs=0.2)
+    assert observed_order(hs, energy_spread) == pytest.approx(2.0, abs=0.3)  # bounded, O(h²) (variational)
+
+
+def test_rodrigues_forces_and_torques_are_minus_the_potential_gradient():
+    """``F = −∂U/∂x``; spatial torque ``T·ζ = −d/dε U(exp(εζ̂) R)`` (left perturbation)."""
+    from dataclasses import replace
+
+    from mbslib.formulations.rodrigues import RodriguesSystem
+    from mbslib.integrators import rodrigues_vi as rr
+    from mbslib.model import potential_energy
+    from mbslib.rotations import exp_so3
+
+    model = _spheres()
+    system = RodriguesSystem(model)
+    start = model.initial_states()
+    x, R = start.position[0], start.rotation[0]
+    F, T = system.force_torque(x, np.array([rr.rr_from_matrix(r) for r in R]))
+    eps = 1e-6
+
+    def U(x_, R_):
+        return potential_energy(model, replace(start, position=x_[None], rotation=R_[None]))[0]
+
+    for body in range(2):
+        for i, e in enumerate(np.eye(3)):
+            dx = np.zeros((2, 3))
+            dx[body] = eps * e
+            assert -(U(x + dx, R) - U(x - dx, R)) / (2 * eps) == pytest.approx(F[body, i], abs=1e-6)
+            turn = [exp_so3(eps * e) if k == body else np.eye(3) for k in range(2)]
+            back = [exp_so3(-eps * e) if k == body else np.eye(3) for k in range(2)]
+            dU = U(x, np.einsum("nij,njk->nik", turn, R)) - U(x, np.einsum("nij,njk->nik", back, R))
+            assert -dU / (2 * eps) == pytest.approx(T[body, i], abs=1e-6)
+
+
+@pytest.mark.parametrize("model, match", [(heavy_top(), "joints"), (ASYMMETRIC, "spherical bodies")])
+def test_rodrigues_maps_refuse_what_they_cannot_run(model, match):
+    from mbslib.formulations.rodrigues import RodriguesSystem
+
+    with pytest.raises(ValueError, match=match):
+        RodriguesSystem(model)

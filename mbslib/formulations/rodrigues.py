@@ -1,0 +1,75 @@
+"""Rescaled Rodrigues parameters (paper 003) for a coordinate-free model of spherical bodies.
+
+The explicit variational maps of :mod:`mbslib.integrators.rodrigues_vi` hold for bodies whose
+inertia is spherical (``J = j I``) and move without joints under forces of their configuration:
+gravity and undamped springs here. A model outside this class raises ``ValueError`` saying what
+the method needs. The state of each body is its centre of mass, its attitude as a rescaled
+Rodrigues vector (``R = cay(α)``) and the spatial angular velocity ``R Ω``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mbslib.integrators import rodrigues_vi as rr
+from mbslib.model import BodyStates, Model
+
+
+class RodriguesSystem:
+    """A model of spherical bodies as the maps of :mod:`mbslib.integrators.rodrigues_vi` see it:
+    masses ``m``, scalar inertias ``J`` and ``force_torque(x, alpha)``."""
+
+    def __init__(self, model: Model):
+        if model.joints:
+            raise ValueError("rescaled Rodrigues maps: the explicit scheme takes no joints (constraints); "
+                             f"the model has {len(model.joints)}")
+        if model.loads:
+            raise ValueError("rescaled Rodrigues maps: applied loads are not available")
+        for spring in model.springs:
+            if spring.damping:
+                raise ValueError("rescaled Rodrigues maps: forces must depend on the configuration only "
+                                 "(a spring has damping)")
+        J = []
+        for body in model.bodies:
+            j = body.inertia[0, 0]
+            if not np.allclose(body.inertia, j * np.eye(3), rtol=1e-12, atol=0):
+                raise ValueError(f"rescaled Rodrigues maps need spherical bodies (J = j I); body {body.name!r} has "
+                                 f"inertia {body.inertia.tolist()}")
+            J.append(j)
+        self.model = model
+        self.m = np.array([b.mass for b in model.bodies])
+        self.J = np.array(J)
+        self.g = np.zeros(3) if model.gravity is None else model.gravity.g
+
+    def force_torque(self, x, alpha):
+        """Forces ``−∂U/∂x`` and spatial torques on every body, shape (n, 3) each."""
+        R = rr.rr_matrix(alpha)
+        force, torque = self.m[:, None] * self.g, np.zeros_like(x)
+        for spring in self.model.springs:
+            arms, points = [], []
+            for body, point in ((spring.body_a, spring.point_a), (spring.body_b, spring.point_b)):
+                arm = np.zeros(3) if body is None else R[body] @ point
+                arms.append(arm)
+                points.append(point if body is None else x[body] + arm)
+            d = points[1] - points[0]
+            length = np.linalg.norm(d)
+            f = -spring.stiffness * (length - spring.rest_length) * d / length  # on b
+            for body, arm, sign in ((spring.body_a, arms[0], -1.0), (spring.body_b, arms[1], 1.0)):
+                if body is not None:
+                    force[body] += sign * f
+                    torque[body] += np.cross(arm, sign * f)
+        return force, torque
+
+    def initial_state(self) -> rr.RRState:
+        b = self.model.bodies
+        attitudes = [rr.rr_from_matrix(x.rotation) for x in b]
+        spatial = [x.rotation @ x.angular_velocity for x in b]
+        return rr.initial_state(self, [x.position for x in b], [x.velocity for x in b], attitudes, spatial)
+
+    def body_states(self, t, states) -> BodyStates:
+        """Body poses and velocities of a list of :class:`~mbslib.integrators.rodrigues_vi.RRState`
+        of the spatial-velocity maps (23), (25), (27)."""
+        R = np.array([rr.rr_matrix(s.alpha) for s in states])
+        spatial = np.array([s.w for s in states])
+        return BodyStates(np.asarray(t, dtype=float), np.array([s.x for s in states]), R,
+                          np.array([s.v for s in states]), np.einsum("tnji,tnj->tni", R, spatial))
