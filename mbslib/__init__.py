@@ -8,35 +8,66 @@ scorecard of checks.
 
 import hashlib
 import os
-import shutil
 from pathlib import Path
 
 __version__ = "0.1.0"
 
 
-def _numba_cache_dir() -> str:
-    """One numba cache directory per version of the mbslib sources.
+def fingerprint() -> str:
+    """Hash of the mbslib sources (paths and contents), the one version key of the library.
 
-    Numba keys its on-disk cache on the file of each compiled function only: after an edit to a
-    kernel in another module, a cached caller would keep running the old machine code. Keying
-    the directory on a hash of all sources makes every edit recompile; the directories of
-    earlier versions are removed.
+    It names the numba cache directory (numba keys its on-disk cache on the file of each
+    compiled function only, so after an edit to a kernel in another module a cached caller
+    would keep running the old machine code) and the book's execution cache (jupyter-cache keys
+    a chapter on its own code only, so a library change must re-execute the book).
     """
-    sources = sorted(Path(__file__).parent.rglob("*.py"))
-    digest = hashlib.sha1(b"".join(p.read_bytes() for p in sources)).hexdigest()[:16]
+    package = Path(__file__).parent
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _numba_cache_dir() -> str:
+    """One numba cache directory per version of the mbslib sources, under ``~/.cache/mbsbook``.
+
+    Nothing is deleted: clones or versions of the library with other sources keep their own
+    directories (``make clean-cache`` removes them all).
+    """
     root = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "mbsbook"
-    current = root / f"numba-{digest}"
-    if not current.exists():
-        for old in root.glob("numba-*"):
-            shutil.rmtree(old, ignore_errors=True)
-    return str(current)
+    return str(root / f"numba-{fingerprint()}")
+
+
+def _install_numba_cache() -> None:
+    """Point numba's on-disk cache at :func:`_numba_cache_dir`, keyed by the path of each source
+    file *inside* mbslib (numba's own locator keys on the absolute path): a second clone with
+    the same sources loads the kernels the first one compiled instead of compiling again."""
+    import numba.core.config
+    from numba.core import caching
+
+    package = Path(__file__).resolve().parent
+
+    class PackageCacheLocator(caching.UserProvidedCacheLocator):
+        def __init__(self, py_func, py_file):
+            super().__init__(py_func, py_file)
+            relative = Path(py_file).resolve().parent.relative_to(package)
+            self._cache_path = os.path.join(numba.core.config.CACHE_DIR, "mbslib", *relative.parts)
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            if not Path(py_file).resolve().is_relative_to(package):
+                return None
+            return super().from_function(py_func, py_file)
+
+    numba.core.config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]
+    if PackageCacheLocator.__name__ not in {c.__name__ for c in caching.CacheImpl._locator_classes}:
+        caching.CacheImpl._locator_classes.insert(0, PackageCacheLocator)
 
 
 if "NUMBA_CACHE_DIR" not in os.environ:  # a user's own choice wins
     os.environ["NUMBA_CACHE_DIR"] = _numba_cache_dir()
-    import numba.core.config
-
-    numba.core.config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]
+    _install_numba_cache()
 
 
 def quick() -> bool:

@@ -200,6 +200,7 @@ def run_slider_crank(
     *,
     crank: SliderCrank | None = None,
     universal_rod_first: bool = True,
+    rod_omega=None,
 ) -> tuple[float, float]:
     """Slider position at ``t_end`` and Newton iterations per step from Exudyn's generalized-α.
 
@@ -208,6 +209,8 @@ def run_slider_crank(
     puts the rod first in the universal joint (Exudyn's rotation-z condition then crosses the
     rod's x axis with the slider's y axis, as in :mod:`mbslib.systems.slider_crank`); the other
     order crosses the slider's x axis with the rod's y axis, which jams for s > 0.283 m.
+    ``rod_omega`` replaces the rod's initial angular velocity (global, rad/s; default: the one of
+    the closed-form kinematics, consistent with the joints).
     """
     exu, eu = _exudyn()
     if node not in _NODE_TYPES:
@@ -216,6 +219,11 @@ def run_slider_crank(
     n_steps = n_steps_for(h, t_end)
     x, R = crank.configuration(0.0)
     dx, om = crank.velocity_map(0.0)
+    omegas = [R[i] @ (crank.omega0 * om[i]) for i in range(3)]  # global
+    if rod_omega is not None:
+        omegas[1] = np.asarray(rod_omega, dtype=float)
+        if omegas[1].shape != (3,):
+            raise ValueError(f"rod_omega must have shape (3,), got {omegas[1].shape}")
     mbs = exu.SystemContainer().AddSystem()
     ground = mbs.CreateGround()
     bodies = []
@@ -225,7 +233,7 @@ def run_slider_crank(
         bodies.append(mbs.CreateRigidBody(
             inertia=inertia, referencePosition=x[i], referenceRotationMatrix=R[i],
             initialVelocity=crank.omega0 * dx[i],
-            initialAngularVelocity=R[i] @ (crank.omega0 * om[i]),
+            initialAngularVelocity=omegas[i],
             gravity=[0.0, 0.0, -crank.gravity], nodeType=getattr(exu.NodeType, _NODE_TYPES[node])))
     b_crank, b_rod, b_slider = bodies
     joints = [([ground, b_crank], np.asarray(crank.pivot), [1, 1, 1, 0, 1, 1]),

@@ -109,6 +109,56 @@ def solve(A, b):
 
 
 @numba.njit(cache=True)
+def lu_factor(A, piv):
+    """LU factorisation with partial pivoting of ``A`` in place (``P A = L U``, unit L below the
+    diagonal, U on and above it); the row swaps go to ``piv``. Returns False if ``A`` is singular
+    to working precision (the test of :func:`solve`)."""
+    n = A.shape[0]
+    scale = 0.0
+    for i in range(n):
+        for j in range(n):
+            scale = max(scale, abs(A[i, j]))
+    for k in range(n):
+        p = k
+        for i in range(k + 1, n):
+            if abs(A[i, k]) > abs(A[p, k]):
+                p = i
+        piv[k] = p
+        if abs(A[p, k]) <= 1e-15 * scale:
+            return False
+        if p != k:
+            for j in range(n):
+                A[k, j], A[p, j] = A[p, j], A[k, j]
+        for i in range(k + 1, n):
+            A[i, k] /= A[k, k]
+            f = A[i, k]
+            if f != 0.0:
+                for j in range(k + 1, n):
+                    A[i, j] -= f * A[k, j]
+    return True
+
+
+@numba.njit(cache=True)
+def lu_solve(LU, piv, b):
+    """Solve ``A x = b`` with the factors of :func:`lu_factor`."""
+    n = b.size
+    x = b.copy()
+    for k in range(n):
+        p = piv[k]
+        if p != k:
+            x[k], x[p] = x[p], x[k]
+    for k in range(n):
+        for i in range(k + 1, n):
+            x[i] -= LU[i, k] * x[k]
+    for k in range(n - 1, -1, -1):
+        acc = x[k]
+        for j in range(k + 1, n):
+            acc -= LU[k, j] * x[j]
+        x[k] = acc / LU[k, k]
+    return x
+
+
+@numba.njit(cache=True)
 def skew(a):
     """``ã`` with ``ã y = a × y``; shape (3, 3)."""
     return np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])

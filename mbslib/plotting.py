@@ -167,3 +167,24 @@ def draw_sphere(ax, radius: float = 1.0, alpha: float = 0.15):
     u, v = np.meshgrid(np.linspace(0, 2 * np.pi, 40), np.linspace(0, np.pi, 20))
     ax.plot_surface(radius * np.cos(u) * np.sin(v), radius * np.sin(u) * np.sin(v), radius * np.cos(v),
                     color="tab:gray", alpha=alpha, linewidth=0)
+
+
+# matplotlib's animation player draws its buttons with Font Awesome 4 from a CDN; the book's pages
+# load nothing from outside the site, so the buttons get plain Unicode symbols instead.
+_PLAYER_SYMBOLS = {"minus": "−", "plus": "+", "fast-backward": "⏮", "step-backward": "◁",
+                   "play fa-flip-horizontal": "◀", "play": "▶", "pause": "❚❚", "step-forward": "▷",
+                   "fast-forward": "⏭"}
+
+
+def animation_html(animation, **kwargs) -> str:
+    """The HTML player of a matplotlib ``animation`` (``to_jshtml(**kwargs)``), self-contained:
+    the Font Awesome stylesheet link is dropped and its icons are replaced by Unicode symbols."""
+    import re
+
+    page = animation.to_jshtml(**kwargs)
+    page = re.sub(r'<link rel="stylesheet"\s+href="https?://[^"]*font-awesome[^"]*">', "", page)
+    for name, symbol in _PLAYER_SYMBOLS.items():
+        page = page.replace(f'<i class="fa fa-{name}"></i>', symbol)
+    if "fa fa-" in page or "font-awesome" in page:
+        raise RuntimeError("matplotlib's player changed: an icon or the Font Awesome link is left")
+    return page

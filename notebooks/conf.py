@@ -1,6 +1,5 @@
 """Sphinx configuration of the book; everything book-specific comes from ../book.toml."""
 
-import hashlib
 import os
 import sys
 import tomllib
@@ -14,20 +13,12 @@ MODE = "quick" if QUICK else "full"
 
 sys.path.insert(0, str(HERE / "_ext"))
 
-
-def library_fingerprint() -> str:
-    """Hash of the mbslib sources: jupyter-cache keys on a chapter's code only, so a library
-    change must start a fresh cache or the book would show results of the old library."""
-    digest = hashlib.sha256()
-    for path in sorted((ROOT / "mbslib").rglob("*.py")):
-        digest.update(path.relative_to(ROOT).as_posix().encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:12]
+from mbslib import fingerprint  # noqa: E402
 
 
 # One execution cache per mode and library version; the chapters record their checks beside
 # it and the scorecard page reads them back, so cached chapters keep their records.
-CACHE_DIR = ROOT / "_build" / ".jupyter_cache" / f"{MODE}-{library_fingerprint()}"
+CACHE_DIR = ROOT / "_build" / ".jupyter_cache" / f"{MODE}-{fingerprint()}"
 CHECKS_DIR = CACHE_DIR / "checks"
 
 # Create the cache database here, in the main process: with `-j 2` two reader processes would
@@ -44,14 +35,21 @@ project = BOOK["book"]["title"]
 author = BOOK["book"]["author"]
 copyright = BOOK["book"]["copyright"]
 
-extensions = ["myst_nb", "scorecard"]
+# Everything a page loads comes from the site itself (tests/test_site.py): MathJax from
+# sphinx-mathjax-offline, no widget manager (static panels are plain HTML, mbslib.widgets).
+extensions = ["myst_nb", "scorecard", "paperfigures", "offline", "sphinx-mathjax-offline", "sphinx_copybutton",
+              "sphinx_exercise"]
 root_doc = "index"
 include_patterns = ["index.md", "scorecard.md"] + [f"{c}.md" for c in BOOK["chapters"]]
-exclude_patterns = ["_build", "conf.py", "**/.ipynb_checkpoints", "_ext"]
+exclude_patterns = ["_build", "conf.py", "**/.ipynb_checkpoints", "_ext", "_static"]
 
 myst_enable_extensions = ["dollarmath", "amsmath"]
 myst_dmath_double_inline = True
-numfig = True
+# The book does not number its own figures: numbering across the book would caption the paper's
+# Fig. 1 as "Fig. 7". Captions carry the paper's numbers instead (_ext/paperfigures.py).
+# sphinx-exercise turns numfig on for its exercises, so figures and tables get an empty number.
+numfig_format = {"figure": "%.0s", "table": "%.0s", "code-block": "%.0s"}
+nb_ipywidgets_js = {}  # static pages have no live widgets: load no widget manager from a CDN
 
 nb_execution_mode = "cache"
 nb_execution_cache_path = str(CACHE_DIR)
@@ -62,7 +60,21 @@ nb_merge_streams = True
 
 html_theme = "sphinx_book_theme"
 html_title = BOOK["book"]["title"]
-html_theme_options = {"show_toc_level": 2}
+html_static_path = ["_static"]
+html_css_files = ["mbsbook.css"]
+html_js_files = ["mbsbook.js"]
+html_favicon = "_static/favicon.svg"
+html_theme_options = {
+    "show_toc_level": 2,
+    # Launch in Binder (JupyterLab) and download the executed notebook (.ipynb); the repository
+    # is one setting in book.toml.
+    "repository_url": BOOK["book"]["repository"],
+    "repository_branch": BOOK["book"].get("branch", "main"),
+    "path_to_docs": "notebooks",
+    "use_repository_button": True,
+    "use_download_button": True,
+    "launch_buttons": {"binderhub_url": BOOK["book"]["binderhub"], "notebook_interface": "jupyterlab"},
+}
 
 scorecard_chapters = BOOK["chapters"]
 scorecard_dir = str(CHECKS_DIR)

@@ -110,6 +110,8 @@ def test_top_initial_data_match_spec_values():
     assert TOP.kinetic_from_p(p0) + TOP.V(TOP_Q0) == pytest.approx(5.669055191, abs=1e-8)
     assert np.allclose(dr.angular_momentum(TOP_Q0, p0, 3), [0.0, -0.0450394723, 0.0710657711], atol=1e-10)
     assert np.allclose(TOP_Q0[:3], [0.0, -0.0649519053, 0.0375], atol=1e-10)
+    assert np.arccos(TOP_Q0[11]) == pytest.approx(np.pi / 3, abs=1e-12)  # angle(d3(0), e3) = α0
+    assert TOP_Q0[2] == pytest.approx(P.l * np.cos(np.pi / 3), abs=1e-15)  # φ3(0) = l cos α0
 
 
 @pytest.mark.parametrize("variant, rate, T0", [("P", -11 / 12, 1.375), ("C", -1.0, 1.5)])
@@ -188,6 +190,61 @@ def test_one_step_satisfies_scheme_and_constraints():
     assert np.abs(gv[:6]).max() > 1e-4 and np.abs(gv[6:]).max() <= 1e-12
 
 
+def test_step_applies_the_extra_update_of_the_authors_code():
+    """One update past max|R| <= 1e-9: the accepted residual is at round-off, as in the authors' loop."""
+    x_n = ggl.initial_vector(BAR, *ex.four_bar_initial_state(variant="P"))
+    for _ in range(5):
+        x_n, report = ggl.step_ggl(BAR, x_n, 1e-3)
+        assert report.residual_history[-2] <= 1e-9  # the stopping test was met before the last update
+        assert report.residual_history[-1] <= 1e-13
+    plain, _ = newton_solve(lambda x: ggl.residual_ggl(BAR, x_n, x, 1e-3), ggl.initial_guess(BAR, x_n, 1e-3),
+                            lambda x: ggl.jacobian_ggl(BAR, x_n, x, 1e-3))
+    x_n1, _ = ggl.step_ggl(BAR, x_n, 1e-3)
+    np.testing.assert_array_equal(
+        x_n1, plain - np.linalg.solve(ggl.jacobian_ggl(BAR, x_n, plain, 1e-3), ggl.residual_ggl(BAR, x_n, plain, 1e-3)))
+
+
+def test_velocity_constraints_at_nodes_follow_from_41a_and_41e():
+    """g^v_k(q^n, p^n) = h (M⁻¹ G(q̄^{n−1})ᵀ γ^n)·D²g_k M⁻¹p^n for n ≥ 1 (quadratic constraints)."""
+    h = 0.002
+    n = ggl.split_trajectory(TOP, top_run(h, 0.1))
+    qbar = n.q[:-1] + h * n.v[:-1]
+    shift = h * TOP.Minv * np.einsum("nkd,nk->nd", TOP.G(qbar), n.gam[1:])
+    closed = np.einsum("kde,ne,nd->nk", TOP.constraints.H, shift, n.p[1:] * TOP.Minv)
+    gv = TOP.velocity_constraints(n.q, n.p)[1:]
+    assert np.abs(gv - closed).max() <= 1e-12
+    assert np.abs(gv[:, :6]).max() > 1e-2 and np.abs(gv[:, 6:]).max() <= 1e-15
+
+
+def _free_body_director_error(gravity, hs, t_end=1.0):
+    """Max error of d_i(t_end) (or of φ in gravity) of a free body, J = diag(2, 3, 4.5), ω0 = (1, 2, 3)."""
+    from scipy.integrate import solve_ivp
+
+    J, w0 = np.array([2.0, 3.0, 4.5]), np.array([1.0, 2.0, 3.0])
+    system = dr.assemble([dr.DirectorBody(1.0, tuple(dr.euler_tensor_values(J)))], gravity)
+
+    def euler(t, y):
+        R, W = y[:9].reshape(3, 3), y[9:]
+        return np.concatenate([(R @ np.cross(W, -np.eye(3))).ravel(), np.cross(J * W, W) / J])
+
+    R_end = solve_ivp(euler, (0, t_end), np.concatenate([np.eye(3).ravel(), w0]), method="DOP853",
+                      rtol=1e-13, atol=1e-13).y[:9, -1].reshape(3, 3)
+    phi_end = 0.5 * np.asarray(gravity) * t_end**2
+    q0 = np.concatenate([np.zeros(3), np.eye(3).ravel()])
+    qd0 = np.concatenate([np.zeros(3), np.cross(w0, np.eye(3)).ravel()])
+    errors = []
+    for h in hs:
+        x = simulate(partial(ggl.step_ggl, system), ggl.initial_vector(system, q0, qd0), h, t_end).x[-1]
+        errors.append(max(np.abs(x[3:12].reshape(3, 3) - R_end.T).max(), np.abs(x[:3] - phi_end).max()))
+    return np.polyfit(np.log(hs), np.log(errors), 1)[0]
+
+
+def test_order_two_on_a_free_body_and_one_with_a_potential():
+    hs = np.array([0.02, 0.01, 0.005])
+    assert _free_body_director_error(np.zeros(3), hs) == pytest.approx(2.0, abs=0.1)
+    assert _free_body_director_error(np.array([0.0, 0.0, -9.81]), hs) == pytest.approx(1.0, abs=0.1)
+
+
 def test_unconstrained_limit_is_symplectic_euler():
     rng = np.random.default_rng(7)
     K = rng.normal(size=(4, 4))
@@ -232,12 +289,16 @@ def test_printed_variant_loses_momentum_conservation():
 
 def test_dropping_the_hessian_term_loses_momentum_and_the_solution():
     x = ggl.initial_vector(TOP, TOP_Q0, TOP_QD0)
-    L3 = [dr.angular_momentum(TOP_Q0, x[12:24], 3)[2]]
+    L3, H, phi3 = [dr.angular_momentum(TOP_Q0, x[12:24], 3)[2]], [TOP.kinetic_from_p(x[12:24]) + TOP.V(TOP_Q0)], []
     with pytest.raises(ggl.NewtonError):
-        for _ in range(50):  # the top collapses within a few steps (spec §2.5 C2)
+        for _ in range(50):  # the energy runs away within a few steps, then Newton fails
             x, _ = ggl.step_ggl(TOP, x, 0.002, variant="no_hessian")
             L3.append(dr.angular_momentum(x[:12], x[12:24], 3)[2])
+            H.append(TOP.kinetic_from_p(x[12:24]) + TOP.V(x[:12]))
+            phi3.append(x[2])
     assert len(L3) > 2 and abs(L3[-1] - L3[0]) > 1e-3
+    assert H[-1] > 3 * H[0]  # an energy blow-up ...
+    assert np.abs(np.array(phi3) - 0.0375).max() < 1e-3  # ... while the top stays at its height (no collapse)
 
 
 @pytest.mark.parametrize("variant, holds", [("paper", True), ("printed", False)])
@@ -318,7 +379,7 @@ def test_step_at_singular_configuration_falls_back_and_keeps_the_branch():
     # the fallback is the shared solver with minimum-norm updates from the same guess
     x_min, min_norm = newton_solve(
         lambda x: ggl.residual_ggl(BAR, x_n, x, 1e-3), ggl.initial_guess(BAR, x_n, 1e-3),
-        lambda x: ggl.jacobian_ggl(BAR, x_n, x, 1e-3), linear_solver="lstsq",
+        lambda x: ggl.jacobian_ggl(BAR, x_n, x, 1e-3), linear_solver="lstsq", extra_update=True,
     )
     np.testing.assert_array_equal(x1, x_min)
     assert report.n_iter == 40 + min_norm.n_iter

@@ -294,7 +294,7 @@ def test_four_bar_loop_power_balance_constraints_and_momentum():
         out = loop.external_force(0.5 * (q0 + q1), tr.t[k] + 0.05)
         work = 0.0 if out is None else out[0] @ (q1 - q0)
         assert abs(E[k + 1] - E[k] - work) < 1e-10 * max(E[-1], 1.0)
-    # after the load: ΔL = -h Σ_joints g(q^{n+1/2}) × λ^{(a,b)} (joints are equivariant, spec §5.6)
+    # after the load: ΔL = -h Σ_joints g(q^{n+1/2}) × λ^{(a,b)} (joints are equivariant, not invariant)
     Lm = np.array([loop.angular_momentum(x[:n], x[n : 2 * n]) for x in X])
     for k in range(10, len(X) - 1):
         qm, mu = 0.5 * (X[k, :n] + X[k + 1, :n]), X[k + 1, 3 * n + 4 :].reshape(4, 3)
@@ -312,3 +312,65 @@ def test_antipodal_guard_raises():
     fb = FreeRigidBody()
     with pytest.raises(NewtonError, match="antipodal"):
         L._guard_antipodal(fb, np.array([1.0, 0, 0, 0]), np.array([-1.0, 0, 0, 0]), (1.0,), 0.0)
+
+
+# --------------------------------------------------------------------------- counted work (Fig. 9)
+
+
+@pytest.mark.parametrize("scheme, unknowns", [("eml", 13), ("reml", 5), ("null_eml", 3)])
+@pytest.mark.parametrize("jacobian", ["analytic", "fd"])
+def test_step_reports_count_the_work_of_each_step(scheme, unknowns, jacobian):
+    fb = FreeRigidBody()
+    x0 = fb.initial_state([1, 0, 0, 0], [10, 20, 20])
+    calls = {"n": 0}
+    residual = getattr(L, f"residual_{scheme}")
+
+    def counting(*args, **kwargs):
+        calls["n"] += 1
+        return residual(*args, **kwargs)
+
+    _, rep = getattr(L, f"step_{scheme}")(fb, x0, 0.01, jacobian=jacobian)
+    assert rep.n_unknowns == unknowns and rep.n_jacobian == rep.n_iter == rep.n_linear_solves
+    fd = jacobian == "fd"
+    assert rep.n_fd_columns == (unknowns * rep.n_iter if fd else 0)
+    recover = 1 if scheme == "null_eml" else 0  # Null-EML evaluates its residual once more to recover λ
+    assert rep.n_residual == len(rep.residual_history) + 2 * rep.n_fd_columns + recover
+    # the count equals the calls an instrumented residual sees in a hand-made Newton loop of the same kind
+    z0 = {"eml": x0, "reml": np.r_[x0[:4], x0[12:]], "null_eml": np.zeros(3)}[scheme]
+    f = lambda z: counting(fb, x0, z, 0.01)  # noqa: E731
+    jac = getattr(L, f"jacobian_{scheme}")
+    _, rep2 = L._solve(f, z0, lambda z: jac(fb, x0, z, 0.01), 0.0, jacobian)
+    assert calls["n"] == rep2.n_residual == rep.n_residual - recover
+
+
+def test_unknown_jacobian_kind_is_rejected():
+    fb = FreeRigidBody()
+    with pytest.raises(ValueError, match="jacobian"):
+        L.step_eml(fb, fb.initial_state([1, 0, 0, 0], [10, 20, 20]), 0.01, jacobian="typo")
+
+
+# --------------------------------------------------------------------------- initial data of the chapter's runs
+
+
+@pytest.mark.parametrize("c", [0.5, 0.25])
+def test_initial_energies_of_the_papers_examples(c):
+    ms = MassSpring(c=c)  # E^0 = 1 for the text's c = 1/4 and the code's c = 1/2 (V^0 = 0)
+    x0 = np.r_[0, 1.1, 0, ms.mass_matrix(None) @ [1, 1, -1], 1, 1, -1, 0]
+    assert L.energies(ms, x0[None])["E"][0] == pytest.approx(1.0, abs=1e-14)
+    sp = SpringPendulum()
+    q0, v0 = np.array([1.05, np.pi / 2, 0.0]), np.array([0.0, 1.0, 1.0])
+    assert L.energies(sp, np.r_[q0, sp.mass_matrix(q0) @ v0, v0][None])["E"][0] == pytest.approx(1.496484375, abs=1e-14)
+    fb = FreeRigidBody()
+    x0 = fb.initial_state([1, 0, 0, 0], [10, 20, 20])
+    assert L.energies(fb, x0[None])["E"][0] == pytest.approx(2500.0, abs=1e-11)
+
+
+def test_kinetic_energy_is_blind_to_the_velocity_along_q():
+    """M̃4(q) q = 0: a component of v along q changes neither T nor Ω (chapter 000, Fig. 7)."""
+    fb = FreeRigidBody()
+    q = RNG.standard_normal(4)
+    q /= np.linalg.norm(q)
+    v = RNG.standard_normal(4)
+    for a in (0.0, 1.0, -7.5):
+        assert fb.kinetic_energy(q, v + a * q) == pytest.approx(fb.kinetic_energy(q, v), rel=1e-13)
+        assert np.allclose(G(q) @ (v + a * q), G(q) @ v, atol=1e-13)

@@ -9,13 +9,16 @@ from scipy.integrate import quad, solve_ivp
 from mbslib.integrators.nonholonomic_em import (
     dla_stepper,
     em_stepper,
+    enclosed_area,
     frame_defects,
+    holonomy_angle,
     jacobian_dla,
     jacobian_em,
     residual_dla,
     residual_em,
     step_dla,
     step_em,
+    twist_angle,
 )
 from mbslib.newton import NewtonError, fd_jacobian
 from mbslib.rotations import exp_so3, hat
@@ -380,3 +383,124 @@ def test_printed_constraint_set_lets_directors_grow():
     q = simulate(em_stepper(body, unit_length=False), x0, 0.005, 0.5).x[:, :9]
     assert np.linalg.norm(q[-1, 6:9]) > 2.0
     assert np.max(np.abs([nb.constraint(x)[3:] for x in q])) <= 1e-10  # orthogonality still holds
+
+
+# --- chapter 004 identities (moved from the scorecard: they hold by construction) -----------
+
+
+@pytest.mark.parametrize(
+    "scheme, kw, W0, t_end",
+    [
+        ("em", dict(), CASE1["W0"], 0.5),  # Case 1
+        ("em", dict(alpha=2472.5, beta=1075.0), (0.0, 0.0, 0.0), 1.2),  # Case 2 [F], through the load
+        ("em", dict(**CASE3), (1.5, 4.5, 0.0), 1.2),  # Case 3 [F]
+        ("em", dict(**CASE3, load_scale=0.01, a=0.0), (1.5, 4.5, 0.0), 1.2),  # Case 3 [R], a = 0
+        ("em-endpoint", dict(**CASE3, a=1.0), (1.5, 4.5, 0.0), 1.2),  # endpoint load rule, a = 1
+        ("dla", dict(), CASE1["W0"], 0.5),
+        ("dla", dict(alpha=2472.5, beta=1075.0), (0.0, 0.0, 0.0), 1.0),  # [F]: up to the Newton failure
+        ("dla", dict(**CASE3, load_scale=0.01), (1.5, 4.5, 0.0), 1.2),
+    ],
+)
+def test_converged_steps_keep_the_discrete_non_twisting_frame(scheme, kw, W0, t_end):
+    """The discrete frame of chapter 004 for every scheme and case: converged Newton residuals R_h, R_g give
+    orthonormal directors (≤ 1e-10), the discrete twist constraint d1'·d2 = d1·d2' (≤ 1e-10) and
+    hence d1, d2 parallel transported along the arcs of d3 (≤ 1e-8)."""
+    body = nb.make_body(**kw)
+    x0 = nb.initial_state(W0)
+    if scheme == "dla":
+        q = simulate(dla_stepper(body), state_dla(body, x0), 0.005, t_end, throw=False).x[:, :9]
+    else:
+        rule = "endpoint" if scheme == "em-endpoint" else "midpoint"
+        q = simulate(em_stepper(body, load_rule=rule), x0, 0.005, t_end).x[:, :9]
+    assert len(q) > 50
+    ortho, twist, transport = frame_defects(q)
+    assert ortho <= 1e-10 and twist <= 1e-10 and transport <= 1e-8
+
+
+def test_case3_initial_data():
+    """Case 3 (eq. 117): Π(0) = J⊥(1.5, 4.5) = (27/7, 249/14), K(0) = 2403/56, Π³(0) = 0."""
+    from mbslib.integrators.nonholonomic_em import invariants as inv_of
+
+    body = nb.make_body(**CASE3)
+    inv = inv_of(body, nb.initial_state([1.5, 4.5, 0.0])[None, :])
+    np.testing.assert_allclose(inv["Pi"][0], [27 / 7, 249 / 14, 0.0], atol=1e-13)
+    assert inv["K"][0] == pytest.approx(2403 / 56, rel=1e-14)
+
+
+def test_twist_angle_of_spin_transported_and_standard_frames():
+    """twist_angle: n·α for a pure spin α per step about d3, zero for the non-twisting EM,
+    ∫ w·d3 dt for the standard body (basic EM)."""
+    alpha = 0.01
+    q_spin = nb.q_from_rotation(np.array([exp_so3([0.0, 0.0, k * alpha]) for k in range(50)]))
+    np.testing.assert_allclose(twist_angle(q_spin), alpha * np.arange(50), atol=1e-13)
+    body = nb.make_body(**CASE3, load_scale=0.01)
+    q = simulate(em_stepper(body), nb.initial_state([1.5, 4.5, 0.0]), 0.005, 1.2).x[:, :9]
+    assert np.max(np.abs(twist_angle(q))) <= 1e-12
+    x = simulate(em_stepper(nb.make_body(), nonholonomic=False), nb.initial_state(CASE1["W0"]), 0.005, 1.0).x
+    spin = [nb.angular_velocity(s[:9], s[9:]) @ s[6:9] for s in x]
+    assert twist_angle(x[:, :9])[-1] == pytest.approx(np.trapezoid(spin, dx=0.005), rel=1e-3)
+    with pytest.raises(ValueError, match="q must"):
+        twist_angle(q[:, :6])
+
+
+def test_holonomy_equals_enclosed_area():
+    """Gauss–Bonnet for the discrete frame: the holonomy of 'path of d3, then the arc back' equals the
+    signed enclosed area mod 2π; the area of a fine polygon on a circle of colatitude θ is the cap 2π(1 − cos θ)."""
+    body = nb.make_body(**CASE3, load_scale=0.01)
+    q = simulate(em_stepper(body), nb.initial_state([1.5, 4.5, 0.0]), 0.005, 2.0).x[:, :9]
+    difference = np.angle(np.exp(1j * (holonomy_angle(q) - enclosed_area(q[:, 6:9]))))
+    assert np.max(np.abs(difference)) <= 1e-10
+    assert np.ptp(enclosed_area(q[:, 6:9])) > 1.0  # a loop that encloses area: the check is not vacuous
+    theta, s = 0.7, np.linspace(0.0, 2 * np.pi, 4001)
+    ring = np.column_stack([np.sin(theta) * np.cos(s), np.sin(theta) * np.sin(s), np.full_like(s, np.cos(theta))])
+    assert enclosed_area(ring)[-1] == pytest.approx(2 * np.pi * (1 - np.cos(theta)), rel=1e-5)
+    assert enclosed_area(ring[::-1])[-1] == pytest.approx(-2 * np.pi * (1 - np.cos(theta)), rel=1e-5)
+    # the transported frame after one turn around the ring is rotated by the cap area
+    frames = [np.concatenate([[np.cos(theta), 0.0, -np.sin(theta)], [0.0, 1.0, 0.0], ring[0]])]
+    for n in range(1, len(ring)):
+        d1, d2 = (nb.directors(frames[-1])[i] for i in (0, 1))
+        w = np.cross(ring[n - 1], ring[n])
+        c = ring[n - 1] @ ring[n]
+        rot = np.eye(3) + hat(w) + hat(w) @ hat(w) / (1 + c)
+        frames.append(np.concatenate([rot @ d1, rot @ d2, ring[n]]))
+    assert holonomy_angle(np.array(frames))[-1] == pytest.approx(2 * np.pi * (1 - np.cos(theta)), rel=1e-5)
+    with pytest.raises(ValueError, match="d3 must"):
+        enclosed_area(q)
+
+
+def test_theorem9_momenta_are_not_exactly_conserved_after_a_load():
+    """Theorem 9 (95b–c) as printed: after the Case 2 load the EM's Π¹, Π² vary well above round-off,
+    by the same amount at Newton rtol 1e-10 and 1e-14 (a property of the scheme), and the test vectors
+    (98), (110) of the paper's proof are not annihilated by the discrete holonomic constraint forces."""
+    body = nb.make_body(alpha=2472.5, beta=1075.0, a=1.0)
+    spreads = []
+    for rtol in (1e-10, 1e-14):
+        x = simulate(em_stepper(body, rtol=rtol), nb.initial_state([0.0, 0.0, 0.0]), 0.005, 1.3).x
+        Pi = nb.material_angular_momentum(x[:, :9], nb.director_momenta(body, x[:, 9:]))[200:, :2]
+        spreads.append(np.max(np.ptp(Pi, axis=0)) / np.max(np.linalg.norm(Pi, axis=1)))
+    assert spreads[0] > 1e-10
+    assert spreads[1] == pytest.approx(spreads[0], rel=1e-2)
+    q_n, q_n1 = x[250, :9], x[251, :9]
+    d1, d2, d3 = (q_n[i:i + 3] + q_n1[i:i + 3] for i in (0, 3, 6))
+    zero = np.zeros(3)
+    H_mid = nb.constraint_jacobian(0.5 * (q_n + q_n1))
+    for test_vector in (np.concatenate([zero, d3, -d2]),  # eq. (98), rotation about d1
+                        np.concatenate([-d3, zero, d1])):  # eq. (110) read as the rotation about d2
+        assert np.max(np.abs((H_mid @ test_vector)[3:5])) > 1e-3  # rows d2·d3 and d1·d3
+
+
+def test_dla_one_step_form_is_the_two_step_lagrange_dalembert_scheme():
+    """Eliminating p from (B1)–(B5): M(q_{k+1} − 2q_k + q_{k−1})/h² − Q(q_k, t_k) lies in the span of
+    the rows of H(q_k) and of B q_k (the node constraint forces of the two-step DLA scheme)."""
+    body = nb.make_body(**CASE3, load_scale=0.01)
+    h = 0.005
+    tr = simulate(dla_stepper(body), state_dla(body, nb.initial_state([1.5, 4.5, 0.0])), h, 0.8)
+    q = tr.x[:, :9]
+    B = nb.twist_matrix(body.a)
+    worst = 0.0
+    for k in range(1, len(q) - 1):
+        r = body.M @ (q[k + 1] - 2 * q[k] + q[k - 1]) / h**2 - nb.director_forces(body, q[k], tr.t[k])
+        C = np.vstack([nb.constraint_jacobian(q[k]), B @ q[k]]).T
+        coef = np.linalg.lstsq(C, r, rcond=None)[0]
+        worst = max(worst, np.linalg.norm(r - C @ coef) / np.linalg.norm(r))
+    assert worst <= 1e-10

@@ -79,3 +79,23 @@ def test_spring_line_joins_its_end_points_and_stays_near_the_axis():
 def test_spring_line_rejects_coincident_end_points():
     with pytest.raises(ValueError, match="distinct end points"):
         spring_line([0.1, 0.2, 0.3], [0.1, 0.2, 0.3])
+
+
+def test_animation_html_loads_nothing_from_outside():
+    import sys
+    from pathlib import Path
+
+    import matplotlib.pyplot as plt
+    from matplotlib.animation import FuncAnimation
+
+    from mbslib.plotting import animation_html
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "notebooks" / "_ext"))
+    from offline import external_resources
+
+    fig, ax = plt.subplots()
+    (line,) = ax.plot([0, 1], [0, 0])
+    anim = FuncAnimation(fig, lambda k: line.set_ydata([0, k]), frames=3)
+    page = animation_html(anim, default_mode="loop")
+    plt.close(fig)
+    assert external_resources(page) == [] and "▶" in page and "fa fa-" not in page

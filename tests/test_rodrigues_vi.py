@@ -51,7 +51,7 @@ def test_compose_order_is_spatial_left_increment():
     a1, a2 = RNG.normal(size=(2, 100, 3))
     lhs = rv.rr_matrix(rv.rr_compose(a1, a2))
     assert np.abs(lhs - rv.rr_matrix(a2) @ rv.rr_matrix(a1)).max() <= 1e-14
-    # the other order is wrong by O(1): this guards against the order mistake (spec M1)
+    # the other order is wrong by O(1): this guards against the order mistake
     assert np.abs(lhs - rv.rr_matrix(a1) @ rv.rr_matrix(a2)).max() > 0.1
     with pytest.raises(ZeroDivisionError):
         rv.rr_compose([2.0, 0.0, 0.0], [2.0, 0.0, 0.0])
@@ -140,9 +140,9 @@ def test_map23_satisfies_del_equation_and_equals_map21():
     alpha = np.array([st.alpha[0] for st in s23])
     res_rows = rv.del_residual(PEND, np.zeros((len(alpha) - 2, 3)), alpha[:-2], alpha[1:-1], alpha[2:], h)
     assert np.abs(res_rows).max() <= 1e-12
-    assert np.allclose(res_rows[10], rv.del_residual(PEND, s23[11].x, s23[10].alpha, s23[11].alpha, s23[12].alpha, h)[0],
-                       rtol=0, atol=1e-15)
-    dw = max(np.abs(rv.rr_matrix(b.alpha[0]) @ b.w[0] - a.w[0]).max() for a, b in zip(s23, s21))
+    one = rv.del_residual(PEND, s23[11].x, s23[10].alpha, s23[11].alpha, s23[12].alpha, h)[0]
+    assert np.allclose(res_rows[10], one, rtol=0, atol=1e-15)
+    dw = max(np.abs(rv.rr_matrix(b.alpha[0]) @ b.w[0] - a.w[0]).max() for a, b in zip(s23, s21, strict=True))
     assert dw <= 1e-10
     # map (25) is not an exact DEL solution: its residual is O(h^2), far above round-off
     s25 = rv.run(rv.step_25, PEND, pendulum_state(), h, 3)
@@ -223,7 +223,7 @@ def test_torus_invariances_and_balance(torus):
     U_shift = bt.forces_numpy(torus_nowall, x + [0.3, -1.0, 2.0], alpha)[2]
     assert np.abs(U_rot - U).max() <= 1e-10 and np.abs(U_shift - U).max() <= 1e-10
     U_rigid = bt.forces_numpy(torus_nowall, x @ Q.T, aq)[2]  # positions and attitudes
-    assert abs(U_rigid[1] - U[1]) > 1e-3  # the shear law is not objective (spec §4.2c)
+    assert abs(U_rigid[1] - U[1]) > 1e-3  # the shear law is not objective
 
 
 def test_compiled_kernel_matches_numpy(torus):
@@ -304,7 +304,7 @@ def test_batched_maps_agree_with_shared_cayley_functions():
 
     a1, a2 = RNG.normal(size=(2, 10, 3))
     S = rv._hat(a1)
-    for k, (p, q) in enumerate(zip(a1, a2)):
+    for k, (p, q) in enumerate(zip(a1, a2, strict=True)):
         assert np.array_equal(S[k], hat(p))
         assert np.abs(rv.rr_matrix(p) - cayley_so3(p)).max() <= 1e-15 * 4
         # paper (5): α1 ⊕ α2 has R(α2) R(α1), i.e. cay(α2) cay(α1): the arguments are swapped
@@ -318,3 +318,87 @@ def test_batched_maps_agree_with_shared_cayley_functions():
     batched = rv.rr_from_rotvec(theta)
     for k, t in enumerate(theta):
         assert np.abs(batched[k] - rotvec_to_cayley(t)).max() <= 1e-13 * (1 + np.abs(batched[k]).max())
+
+
+# --- parameter validation, wall bookkeeping, stiffness ------------------------------------------
+
+
+class _OneBody:
+    """A free spherical body with a configurable inertia (no forces)."""
+
+    def __init__(self, m=1.0, J=1.0):
+        self.m, self.J = m, J
+
+    def force_torque(self, x, alpha):
+        return np.zeros_like(x), np.zeros_like(alpha)
+
+
+@pytest.mark.parametrize("name", sorted(rv.STEPS))
+def test_maps_reject_inertia_that_is_not_one_scalar_per_body(name):
+    s0 = rv.initial_state(_OneBody(), np.zeros(3), [1.0, 0.0, 0.0], np.zeros(3), [0.1, 0.2, 0.3])
+    with pytest.raises(ValueError, match=r"J must be one scalar or one scalar per body, shape \(1,\)"):
+        rv.STEPS[name](_OneBody(J=[2.0, 3.0, 7.0]), s0, 0.01)  # principal moments: not a sphere
+    with pytest.raises(ValueError, match="m must be"):
+        rv.STEPS[name](_OneBody(m=[1.0, 1.0]), s0, 0.01)
+    with pytest.raises(ValueError, match="J must be finite and positive"):
+        rv.STEPS[name](_OneBody(J=-1.0), s0, 0.01)
+    # one scalar per body is accepted and gives the same step as the scalar
+    a, _ = rv.STEPS[name](_OneBody(J=[2.0]), s0, 0.01)
+    b, _ = rv.STEPS[name](_OneBody(J=2.0), s0, 0.01)
+    assert np.array_equal(a.alpha, b.alpha) and np.array_equal(a.w, b.w)
+    with pytest.raises(ValueError, match="J must be one scalar"):
+        rv.del_residual(_OneBody(J=[2.0, 3.0, 7.0]), np.zeros((1, 3)), s0.alpha, s0.alpha, s0.alpha, 0.01)
+
+
+def test_torus_initial_state_has_only_translational_energy_and_no_wall_contact():
+    """At t = 0 (paper Sect. 4.1): K_t = 40, every other term exactly 0; the wall term is exactly 0
+    (and pushes with exactly 0 force) for every gap of at least one radius, so U_pw = 0 until the
+    first contact at t = gap/v0."""
+    for law in ("normalized", "absolute"):
+        torus = bt.make_torus(bt.TorusParams(law=law))
+        s0 = torus.initial_state()
+        terms = bt.energy_terms(torus, s0.x, s0.v, s0.alpha, s0.w)
+        assert terms[0] == 40.0 and np.abs(terms[1:]).max() <= 1e-12
+        for gap in (torus.D / 2 + 1e-12, torus.D, 0.4411):
+            x = torus.x0 - [torus.x0[:, 0].min() - gap, 0.0, 0.0]
+            _, _, U, Fw = bt.forces_compiled(torus, x, np.zeros((torus.n, 3)))
+            assert U[4] == 0.0 and Fw == 0.0
+        run = bt.simulate_torus(torus, "25", 1e-3, 0.44)
+        assert np.all(run.col("U_pw") == 0.0) and np.all(run.col("I_w") == 0.0)
+
+
+def test_stiffness_matrix_and_max_frequency():
+    torus = bt.make_torus(bt.TorusParams(n_p=24))
+    # at rest without contact the fastest mode is axial: the stiffness of the springs k = K_a/r0^2
+    # along the bonds, assembled here by hand (shear is quartic, bending acts on rotations only)
+    free = bt.make_torus(torus.params.replace(contact=False, wall=False))
+    k = free.params.K_a / free.D**2
+    K_axial = np.zeros((3 * free.n, 3 * free.n))
+    for (i, j), n0 in zip(free.bonds, free.n0, strict=True):
+        block = k * np.outer(n0, n0)
+        for a, b, sign in ((i, i, 1), (j, j, 1), (i, j, -1), (j, i, -1)):
+            K_axial[3 * a:3 * a + 3, 3 * b:3 * b + 3] += sign * block
+    omega = bt.max_frequency(free, free.x0, np.zeros((free.n, 3)))
+    assert abs(omega - np.sqrt(np.linalg.eigvalsh(K_axial)[-1] / free.params.m)) <= 1e-6 * omega
+    assert abs(omega - 2 * np.sqrt(k) * np.cos(np.pi / free.n)) <= 1e-6 * omega  # alternating ring mode
+    # at a random deformed state: the Hessian of U is symmetric, and K dq predicts the force change
+    x, alpha = random_torus_config(torus)
+    K = bt.stiffness_matrix(torus, x, alpha)
+    _, T, _, _ = bt.forces_compiled(torus, x, alpha)
+    # symmetric up to the left-trivialisation term: K - K^T = S(T_i) in the rotation block of body i
+    connection = np.zeros_like(K)
+    for i in range(torus.n):
+        r = 3 * torus.n + 3 * i
+        connection[r:r + 3, r:r + 3] = rv._hat(T[i])
+    assert np.abs(K - K.T - connection).max() <= 1e-5 * np.abs(K).max()
+    dq = 1e-6 * RNG.normal(size=6 * torus.n)
+    dx, dz = dq[: 3 * torus.n].reshape(-1, 3), dq[3 * torus.n:].reshape(-1, 3)
+    F0, T0, _, _ = bt.forces_compiled(torus, x, alpha)
+    F1, T1, _, _ = bt.forces_compiled(torus, x + dx, rv.rr_compose(alpha, dz))
+    change = np.concatenate([(F1 - F0).ravel(), (T1 - T0).ravel()])
+    assert np.abs(change + K @ dq).max() <= 1e-3 * np.abs(K @ dq).max()
+    # stiffer contacts give a higher frequency at the same configuration
+    stiff = bt.make_torus(torus.params.replace(K_pp=10 * torus.params.K_pp, K_pw=10 * torus.params.K_pw))
+    assert bt.max_frequency(stiff, x, alpha) > bt.max_frequency(torus, x, alpha)
+    with pytest.raises(ValueError, match="eps"):
+        bt.stiffness_matrix(torus, x, alpha, eps=0.0)

@@ -3,7 +3,7 @@ from typing import NamedTuple
 import ipywidgets as w
 import pytest
 
-from mbslib.widgets import control, panel, validate
+from mbslib.widgets import control, panel, render_static, static_values, validate
 
 
 class Params(NamedTuple):
@@ -35,10 +35,57 @@ def test_out_of_range_values_name_the_parameter():
         control("n", 20, (1, 10))
 
 
-def test_static_build_runs_the_plot_once_without_widgets(monkeypatch):
+def test_static_build_prerenders_the_first_slider_without_widgets(monkeypatch):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from IPython.core.interactiveshell import InteractiveShell
+
     monkeypatch.setenv("MBS_STATIC_BUILD", "1")
     calls = []
-    assert panel(calls.append, Params(), RANGES) is None
-    assert calls == [Params()]
+
+    def plot(p):
+        calls.append(p)
+        plt.plot([0, 1], [0, p.h])
+        print(f"h was {p.h}")
+        plt.show()
+
+    shell = InteractiveShell.instance()
+    shell.user_ns.update(panel=panel, plot=plot, Params=Params, RANGES=RANGES)
+    result = shell.run_cell("panel(plot, Params(), RANGES)")
+    assert result.result is None and not plt.get_fignums()
+    assert [p.h for p in calls] == pytest.approx([1e-3, 1e-2, 10 ** -1.5])
+    assert all(p._replace(h=0.01) == Params() for p in calls)
     with pytest.raises(ValueError, match="h: default"):
-        panel(calls.append, Params(h=1.0), RANGES)
+        panel(plot, Params(h=1.0), RANGES)
+    with pytest.raises(ValueError, match="static: 'x'"):
+        panel(plot, Params(), RANGES, static=("x", [1]))
+    with pytest.raises(ValueError, match="scheme must be one of"):
+        panel(plot, Params(), RANGES, static=("scheme", ["RK4"]))
+
+
+def test_static_html_has_one_frame_per_value_and_a_slider():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    def plot(p):
+        plt.plot([0, 1], [0, p.n])
+        print("ran", p.n)
+
+    page = render_static(plot, Params(), "n", [2, 3, 6], note="Costly.")
+    assert page.count('class="mbs-frame"') == 3 and page.count("data:image/png;base64,") == 3
+    assert 'type="range"' in page and 'value="1"' in page and "<output>n = 3</output>" in page
+    assert page.count(" hidden>") == 2 and "ran 6" in page and "Costly." in page
+    single = render_static(plot, Params(), "n", [3])
+    assert 'type="range"' not in single and " hidden" not in single
+
+
+def test_static_values_straddle_the_default():
+    assert static_values(0.01, ("log", 1e-4, 1e-1)) == pytest.approx([1e-3, 1e-2, 10 ** -1.5])
+    assert static_values(3, (1, 10)) == [2, 3, 6]
+    assert static_values(5.0, (0.0, 10.0), points=5) == [0.0, 2.5, 5.0, 7.5, 10.0]
+    assert static_values("MPL", ["EML", "MPL", "EMH", "MPH"]) == ["EML", "MPL", "EMH"]
+    assert static_values(1.0, (1.0, 2.0)) == [1.0, 1.5]

@@ -19,9 +19,11 @@ Details (reconstructed in spec §2.10–2.13, following the authors' Exudyn solv
 - Bottasso scaling: equilibrium rows times ``β h²``, multipliers solved as ``β h² Δλ``;
 - convergence: ``|r| ≤ max(r_tol |r⁽⁰⁾|, a_tol)`` with ``r⁽⁰⁾`` the residual of the predictor,
   and ``|Φ| ≤ a_tol``;
-- full Newton re-evaluates the iteration matrix in every iteration; modified Newton keeps it
-  across steps and re-evaluates it when the error contracts by less than the factor
-  ``contractivity`` or after ``max_modified`` iterations without update;
+- full Newton re-evaluates and factorises the iteration matrix in every iteration; modified
+  Newton keeps its LU factors across steps and re-evaluates it when the error contracts by less
+  than the factor ``contractivity`` or after ``max_modified`` iterations without update;
+- the work is counted where it is done: Newton iterations, residual evaluations (39),
+  iteration-matrix evaluations (40) and LU factorisations (:class:`ImplicitResult`);
 - consistent initial accelerations from the constrained equations of motion.
 """
 
@@ -34,6 +36,8 @@ import numba
 import numpy as np
 
 from mbslib.kernels import (
+    lu_factor,
+    lu_solve,
     mm,
     mtv,
     mv,
@@ -94,7 +98,13 @@ class GeneralizedAlpha:
 
 @dataclass(frozen=True)
 class NewtonSettings:
-    """Newton settings (Exudyn defaults, spec §2.13; the paper states none)."""
+    """Newton settings (Exudyn's defaults; the paper states none).
+
+    Modified Newton re-evaluates the iteration matrix when the error of iterate k (k ≥
+    ``contraction_check_from``) contracts by less than ``contractivity`` against iterate k − 1,
+    or after ``max_modified`` iterations of one step. Ours checks from the first update on;
+    Exudyn checks "only at the third step" (``contraction_check_from=3``).
+    """
 
     modified: bool = False
     rtol: float = 1e-8
@@ -103,11 +113,14 @@ class NewtonSettings:
     contractivity: float = 0.5
     max_modified: int = 8
     use_texp: bool = False
+    contraction_check_from: int = 1
 
     def __post_init__(self):
         positive(rtol=self.rtol, atol=self.atol, contractivity=self.contractivity)
         if self.max_iter < 1 or self.max_modified < 1:
             raise ValueError("max_iter and max_modified must be at least 1")
+        if self.contraction_check_from < 1:
+            raise ValueError(f"contraction_check_from must be at least 1, got {self.contraction_check_from}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -163,16 +176,18 @@ def _initial_acceleration(code, P, q, v, t):
 
 
 @numba.njit(cache=True)
-def _step(code, P, q_n, v_n, vd_n, a_n, t_n, h, coefficients, settings, S, have_S, history):
+def _step(code, P, q_n, v_n, vd_n, a_n, t_n, h, coefficients, settings, S, piv, have_S, history):
     """One Lie group / classical generalized-α step (Algorithm 5 ≡ Algorithm 4 for addition UAC).
 
     ``coefficients = (α_m, α_f, β, γ)`` and ``settings`` (see :func:`_settings`) come from the
-    Python records. Returns ``q, v, v̇, a, λ, n_iter, n_jac, have_S, status`` (status 0
-    converged, 1 no convergence, 2 singular matrix or non-finite residual). ``S`` is updated in
-    place and ``history[k]`` receives the error of iterate k (in units of the tolerance).
+    Python records. Returns ``q, v, v̇, a, λ, n_iter, n_res, n_jac, n_lu, have_S, status``:
+    Newton iterations, residual evaluations, iteration-matrix evaluations, LU factorisations
+    (status 0 converged, 1 no convergence, 2 singular matrix or non-finite residual). ``S, piv``
+    hold the LU factors of the iteration matrix (updated in place, kept across steps by modified
+    Newton) and ``history[k]`` receives the error of iterate k (in units of the tolerance).
     """
     alpha_m, alpha_f, beta, gamma = coefficients
-    modified, rtol, atol, max_iter, contractivity, max_modified, use_texp = settings
+    modified, rtol, atol, max_iter, contractivity, max_modified, use_texp, check_from = settings
     n = q_n.size
     j = n_constraints(code, P)
     t = t_n + h
@@ -186,7 +201,9 @@ def _step(code, P, q_n, v_n, vd_n, a_n, t_n, h, coefficients, settings, S, have_
     dq = h * v_n + h * h * (0.5 - beta) * a_n + h * h * beta * a  # lines 4–5
     q = uac(code, q_n, dq)  # line 6
     n_iter = 0
+    n_res = 0
     n_jac = 0
+    n_lu = 0
     since = 0
     err_prev = np.inf
     tol_r = atol
@@ -195,6 +212,7 @@ def _step(code, P, q_n, v_n, vd_n, a_n, t_n, h, coefficients, settings, S, have_
     while True:  # line 7
         B = constraint_jacobian(code, q, P) if j > 0 else np.zeros((0, n))
         r, phi = _residual(code, P, q, v, vd, lam, t, B)  # lines 8–9
+        n_res += 1
         norm_r = np.sqrt(np.sum(r * r))
         norm_phi = np.sqrt(np.sum(phi * phi)) if j > 0 else 0.0
         if not (np.isfinite(norm_r) and np.isfinite(norm_phi)):
@@ -212,18 +230,22 @@ def _step(code, P, q_n, v_n, vd_n, a_n, t_n, h, coefficients, settings, S, have_
         if (
             (not modified)
             or (not have_S)
-            or (n_iter > 0 and err > contractivity * err_prev)
+            or (n_iter >= check_from and err > contractivity * err_prev)
             or since >= max_modified
         ):
             S[:, :] = _iteration_matrix(
                 code, P, q, v, dq, t, h, beta, beta_p, gamma_p, use_texp, B
             )  # line 12
-            have_S = True
             n_jac += 1
+            have_S = lu_factor(S, piv)
+            n_lu += 1
             since = 0
+            if not have_S:
+                status = 2
+                break
         rhs[:n] = -scale * r
         rhs[n:] = -phi
-        x = solve(S, rhs)  # line 13
+        x = lu_solve(S, piv, rhs)  # line 13
         if not np.all(np.isfinite(x)):
             status = 2
             break
@@ -237,12 +259,13 @@ def _step(code, P, q_n, v_n, vd_n, a_n, t_n, h, coefficients, settings, S, have_
         since += 1
         err_prev = err
     a = a + (1.0 - alpha_f) / (1.0 - alpha_m) * vd  # line 17
-    return q, v, vd, a, lam, n_iter, n_jac, have_S, status
+    return q, v, vd, a, lam, n_iter, n_res, n_jac, n_lu, have_S, status
 
 
 @numba.njit(cache=True)
 def _run(code, P, q0, v0, h, n_steps, coefficients, settings, record_every):
-    """Time loop: final ``q, v``, iteration and matrix totals, failed step (−1 if none), record."""
+    """Time loop: final ``q, v``, totals ``(iterations, residuals, matrices, LU factorisations)``,
+    largest iteration count, failed step (−1 if none), record."""
     n = q0.size
     j = n_constraints(code, P)
     vd, lam = _initial_acceleration(code, P, q0, v0, 0.0)
@@ -250,11 +273,11 @@ def _run(code, P, q0, v0, h, n_steps, coefficients, settings, record_every):
     v = v0.copy()
     a = vd.copy()
     S = np.zeros((n + j, n + j))
+    piv = np.zeros(n + j, dtype=np.int64)
     have_S = False
-    _, _, _, max_iter, _, _, _ = settings
+    max_iter = settings[3]
     history = np.zeros(max_iter + 1)
-    total_iter = 0
-    total_jac = 0
+    totals = np.zeros(4, dtype=np.int64)  # iterations, residuals, matrices, factorisations
     max_it = 0
     failed = -1
     n_rec = n_steps // record_every + 1 if record_every > 0 else 0
@@ -262,11 +285,13 @@ def _run(code, P, q0, v0, h, n_steps, coefficients, settings, record_every):
     if n_rec > 0:
         rec[0] = record(code, q, v, P)
     for k in range(n_steps):
-        q_new, v_new, vd_new, a_new, lam, it, nj, have_S, status = _step(
-            code, P, q, v, vd, a, k * h, h, coefficients, settings, S, have_S, history
+        q_new, v_new, vd_new, a_new, lam, it, nr, nj, nlu, have_S, status = _step(
+            code, P, q, v, vd, a, k * h, h, coefficients, settings, S, piv, have_S, history
         )
-        total_iter += it
-        total_jac += nj
+        totals[0] += it
+        totals[1] += nr
+        totals[2] += nj
+        totals[3] += nlu
         max_it = max(max_it, it)
         if status != 0:  # keep the state at the start of the failing step
             failed = k
@@ -274,7 +299,7 @@ def _run(code, P, q0, v0, h, n_steps, coefficients, settings, record_every):
         q, v, vd, a = q_new, v_new, vd_new, a_new
         if record_every > 0 and (k + 1) % record_every == 0:
             rec[(k + 1) // record_every] = record(code, q, v, P)
-    return q, v, total_iter, total_jac, max_it, failed, rec
+    return q, v, totals, max_it, failed, rec
 
 
 # ---------------------------------------------------------------------------------------------
@@ -297,6 +322,7 @@ def _settings(newton: NewtonSettings) -> tuple:
         float(newton.contractivity),
         int(newton.max_modified),
         bool(newton.use_texp),
+        int(newton.contraction_check_from),
     )
 
 
@@ -312,11 +338,20 @@ class ImplicitResult:
     iterations_per_step : float
         Total Newton iterations / number of steps (the initial-acceleration solve excluded).
     jacobians : int
-        Number of iteration-matrix evaluations.
+        Number of iteration-matrix evaluations (40).
     max_iterations : int
     failed_step : int
         Index of the step whose Newton iteration failed, −1 if none.
     wall_time : float
+        Seconds of the compiled loop (wall clock).
+    newton_iterations : int
+        Total Newton iterations (the failing step's included).
+    residual_evaluations : int
+        Evaluations of the residual (39): one per iterate, the predictor included.
+    factorisations : int
+        LU factorisations of the iteration matrix (one per evaluation of it).
+    cpu_time : float
+        CPU seconds of the compiled loop (``time.process_time``).
     com : ndarray, shape (n_rec, 6) or (n_rec, 2 n)
         Every ``record_every`` steps: centre-of-mass position and velocity (single bodies,
         :func:`~mbslib.systems.lie_group_mbs.record`), the whole state ``[q; v]`` (systems).
@@ -331,6 +366,10 @@ class ImplicitResult:
     failed_step: int
     wall_time: float
     com: np.ndarray
+    newton_iterations: int = 0
+    residual_evaluations: int = 0
+    factorisations: int = 0
+    cpu_time: float = 0.0
 
     @property
     def ok(self) -> bool:
@@ -360,8 +399,8 @@ def integrate_genalpha(
     x0 = np.asarray(x0, dtype=float)
     if x0.shape != (2 * n,):
         raise ValueError(f"x0 must have shape ({2 * n},), got {x0.shape}")
-    start = time.perf_counter()
-    q, v, total, n_jac, max_it, failed, rec = _run(
+    start, start_cpu = time.perf_counter(), time.process_time()
+    q, v, totals, max_it, failed, rec = _run(
         model.code,
         model.P,
         x0[:n].copy(),
@@ -372,10 +411,12 @@ def integrate_genalpha(
         _settings(newton),
         int(record_every),
     )
-    wall = time.perf_counter() - start
+    wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
     done = n_steps if failed < 0 else max(failed, 1)
+    n_iter, n_res, n_jac, n_lu = (int(x) for x in totals)
     return ImplicitResult(
-        q, v, int(n_steps), total / done, int(n_jac), int(max_it), int(failed), wall, rec
+        q, v, int(n_steps), n_iter / done, n_jac, int(max_it), int(failed), wall, rec,
+        n_iter, n_res, n_lu, cpu,
     )
 
 
@@ -456,8 +497,9 @@ def step_genalpha(
     x_n = np.asarray(x_n, dtype=float)
     j = model.n_constraints
     S = np.zeros((n + j, n + j))
+    piv = np.zeros(n + j, dtype=np.int64)
     history = np.zeros(newton.max_iter + 1)
-    q, v, vd, a, lam, it, _, _, status = _step(
+    q, v, vd, a, lam, it, _, _, _, _, status = _step(
         model.code,
         model.P,
         x_n[:n].copy(),
@@ -469,6 +511,7 @@ def step_genalpha(
         _coefficients(method),
         _settings(newton),
         S,
+        piv,
         False,
         history,
     )

@@ -10,10 +10,11 @@ with Γ = Σ_k γ_k D²g_k(q̄) and Ḡ = G(q̄):
     (41d)  g(q_{n+1}) = 0
     (41e)  Ḡ M⁻¹ p_{n+1} = 0
 
-The printed (41b)/(57b) has M⁻¹p_n in the Hessian term; the derivation gives p_{n+1} (spec §5 A2).
+The printed (41b)/(57b) has M⁻¹p_n in the Hessian term; the derivation (40b), the
+differential (42b) of the paper's proof and the authors' code give p_{n+1}.
 Two negative controls (not in the paper): ``variant="printed"`` keeps the misprint, and
 ``variant="no_hessian"`` drops the Hessian terms of (41b, c), i.e. discretises the classical GGL
-equations the same way (spec §2.5 C2).
+equations the same way.
 
 State layout
 ------------
@@ -67,7 +68,7 @@ def split(system, x) -> Unknowns:
 
 
 def initial_vector(system, q0, qdot0) -> np.ndarray:
-    """x_0 = [q_0; M q̇_0; q̇_0; 0; 0] (p_0 = M q̇_0, spec §2.2 "Initialization")."""
+    """x_0 = [q_0; M q̇_0; q̇_0; 0; 0] (p_0 = M q̇_0, as in the authors' code)."""
     q0 = np.asarray(q0, dtype=float)
     qdot0 = np.asarray(qdot0, dtype=float)
     return np.concatenate([q0, system.M * qdot0, qdot0, np.zeros(2 * system.m)])
@@ -106,7 +107,7 @@ def residual_ggl(system, x_n, x_n1, h: float, variant: str = "paper") -> np.ndar
 def jacobian_ggl(system, x_n, x_n1, h: float, variant: str = "paper") -> np.ndarray:
     """Newton matrix ∂R/∂x_{n+1} of :func:`residual_ggl`, shape (3d + 2m, 3d + 2m).
 
-    Exact for constraints with constant Hessians (spec §2.2, tangent table).
+    Exact for constraints with constant Hessians (otherwise third derivatives of g would enter).
     """
     _check_variant(variant)
     con, M, Minv = system.constraints, system.M, system.Minv
@@ -189,6 +190,10 @@ def step_ggl(system, x_n, h: float, t: float = 0.0, *, variant: str = "paper", t
     -------
     x_n1 : ndarray, shape (3d + 2m,)
     report : NewtonReport
+        Newton stops at ``max|R| <= tol`` and then applies one more update, as the authors' code
+        does (its loop tests the residual *before* each update, so the accepted iterate is one
+        update past the test); the final residual is then at round-off rather than at ``tol``.
+        The step is accepted only if the residual after that update is still ``<= tol``.
         If plain Newton fails (nearly singular Newton matrix at a singular configuration), the
         step is solved again from the same guess with minimum-norm updates
         (:func:`mbslib.newton.newton_solve` with ``linear_solver="lstsq"``, ``rcond = 1e-12``);
@@ -215,13 +220,21 @@ def step_ggl(system, x_n, h: float, t: float = 0.0, *, variant: str = "paper", t
     residual = lambda x: residual_ggl(system, x_n, x, h, variant)  # noqa: E731
     jacobian = lambda x: jacobian_ggl(system, x_n, x, h, variant)  # noqa: E731
     guess = initial_guess(system, x_n, h)
+
+    def solve(linear_solver):
+        x, report = newton_solve(residual, guess, jacobian, tol=tol, max_iter=max_iter, t=t, extra_update=True,
+                                 linear_solver=linear_solver, rcond=MIN_NORM_RCOND)
+        if not report.residual_history[-1] <= tol:
+            reason = f"the extra update raised max|R| to {report.residual_history[-1]:.1e}"
+            raise NewtonError(reason, report.residual_history, t=t)
+        return x, report
+
     try:
-        return newton_solve(residual, guess, jacobian, tol=tol, max_iter=max_iter, t=t)
+        return solve("lu")
     except NewtonError as failure:
         # nearly singular Newton matrix (see Notes): minimum-norm updates from the same guess
         try:
-            x, report = newton_solve(residual, guess, jacobian, tol=tol, max_iter=max_iter, t=t,
-                                     linear_solver="lstsq", rcond=MIN_NORM_RCOND)
+            x, report = solve("lstsq")
         except NewtonError as second:
             reason = f"no convergence with minimum-norm updates either ({second.reason})"
             raise NewtonError(reason, second.residual_history, t=t) from None

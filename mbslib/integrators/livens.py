@@ -5,7 +5,7 @@ work on the state ``x = [q, p, v, λ]`` (length 3n + m) of a system from
 :mod:`mbslib.systems.livens_systems`; the Hamiltonian schemes EMH/MPH work on ``x = [q, p, λ]``
 of a single quaternion body.
 
-Schemes (one pure ``step_<name>(system, x_n, h, t=0.0) -> (x_n1, NewtonReport)`` each, with the
+Schemes (one pure ``step_<name>(system, x_n, h, t=0.0) -> (x_n1, StepReport)`` each, with the
 residual and its analytic Jacobian beside it):
 
 - ``eml``     energy–momentum scheme (72a–d); quaternion form (86a–d) through the system's DGs;
@@ -15,17 +15,24 @@ residual and its analytic Jacobian beside it):
 - ``emh``     Hamiltonian EM scheme with the regular mass matrix M4 (140), invariant π = Q_l(q)ᵀp;
 - ``mph``     implicit midpoint rule on Hamilton's equations with M4.
 
-Newton follows the authors' rule (spec §2.10): stop when max|R| ≤ 1e-9, then apply one more
-update (:func:`mbslib.newton.newton_solve` with ``extra_update=True``). An antipodal-branch
-guard raises :class:`~mbslib.newton.NewtonError` if a quaternion flips sign within a step.
-Every ``step_*`` raises ``ValueError`` unless the step size ``h`` is a finite positive number.
+Newton follows the authors' rule (their code's ``Solver``): stop when max|R| ≤ 1e-9, then apply
+one more update (:func:`mbslib.newton.newton_solve` with ``extra_update=True``). An
+antipodal-branch guard raises :class:`~mbslib.newton.NewtonError` if a quaternion flips sign
+within a step. Every ``step_*`` raises ``ValueError`` unless the step size ``h`` is a finite
+positive number.
+
+Each step counts its work where it happens (:class:`StepReport`): residual evaluations (those
+inside a finite-difference Jacobian included), Jacobian evaluations, finite-difference columns
+and linear solves, so that cost claims (paper Fig. 9) rest on counts, not on measured times.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 import numpy as np
 
-from mbslib.newton import NewtonError, fd_jacobian, newton_solve
+from mbslib.newton import NewtonError, NewtonReport, fd_jacobian, newton_solve
 from mbslib.quaternions import G, Ql, Qr, exp_s3_with_jacobian, minus
 from mbslib.systems.livens_systems import KineticParts
 from mbslib.validation import positive
@@ -41,16 +48,65 @@ def split_state(system, x):
     return x[:n], x[n : 2 * n], x[2 * n : 3 * n], x[3 * n :]
 
 
-def _jacobian(kind, residual, analytic):
-    """The Jacobian callable: ``"analytic"`` or ``"fd"`` (central differences, as the authors' code).
+JACOBIANS = ("analytic", "fd")
 
-    Fig. 9 compares wall times with one Jacobian strategy for all schemes.
+
+@dataclass(frozen=True)
+class StepReport(NewtonReport):
+    """A :class:`~mbslib.newton.NewtonReport` with the work of the step counted.
+
+    Attributes
+    ----------
+    n_unknowns : int
+        Size of the Newton system (13 for EML on one body, 5 for REML, 3 for Null-EML).
+    n_residual : int
+        Evaluations of the step's residual: Newton's own (``n_iter + 1``), the two per column
+        of a finite-difference Jacobian, and Null-EML's evaluation that recovers λ.
+    n_jacobian : int
+        Jacobian evaluations (analytic or by finite differences), one per Newton update.
+    n_fd_columns : int
+        Columns built by central differences (``n_unknowns`` per FD Jacobian, 0 if analytic).
     """
-    if kind == "analytic":
-        return analytic
-    if kind == "fd":
-        return lambda z: fd_jacobian(residual, z)
-    raise ValueError(f"jacobian must be 'analytic' or 'fd', got {kind!r}")
+
+    n_unknowns: int = 0
+    n_residual: int = 0
+    n_jacobian: int = 0
+    n_fd_columns: int = 0
+
+    @property
+    def n_linear_solves(self) -> int:
+        """Linear solves of size ``n_unknowns``: one per Newton update."""
+        return self.n_iter
+
+
+class _Counted:
+    """The residual and Jacobian of one step, counting their evaluations."""
+
+    def __init__(self, residual, analytic, kind):
+        if kind not in JACOBIANS:
+            raise ValueError(f"jacobian must be 'analytic' or 'fd', got {kind!r}")
+        self._residual, self._analytic, self._kind = residual, analytic, kind
+        self.n_residual = self.n_jacobian = self.n_fd_columns = 0
+
+    def residual(self, z):
+        self.n_residual += 1
+        return self._residual(z)
+
+    def jacobian(self, z):
+        self.n_jacobian += 1
+        if self._kind == "analytic":
+            return self._analytic(z)
+        self.n_fd_columns += z.size
+        return fd_jacobian(self.residual, z)  # central differences, as the authors' code
+
+
+def _solve(residual, x0, analytic, t, kind="analytic"):
+    """Newton with the authors' extra update, counting its work; returns ``(x, StepReport)``."""
+    work = _Counted(residual, analytic, kind)
+    x, rep = newton_solve(work.residual, x0, work.jacobian, t=t, extra_update=True)
+    return x, StepReport(rep.converged, rep.n_iter, rep.residual_history, n_unknowns=np.size(x0),
+                         n_residual=work.n_residual, n_jacobian=work.n_jacobian,
+                         n_fd_columns=work.n_fd_columns)
 
 
 def _guard_antipodal(system, q0, q1, history, t):
@@ -147,14 +203,12 @@ def jacobian_mpl(system, x_n, x_n1, h, t=0.0) -> np.ndarray:
 def _step_livens(system, x_n, h, t, discrete, jacobian):
     positive(h=h)
     x_n = np.asarray(x_n, dtype=float)
-    residual = lambda z: _livens_equations(system, x_n, z, h, t, discrete, False)  # noqa: E731
-    x1, rep = newton_solve(
-        residual,
+    x1, rep = _solve(
+        lambda z: _livens_equations(system, x_n, z, h, t, discrete, False),
         x_n,  # initial guess: the previous state, λ^n included
-        _jacobian(jacobian, residual,
-                  lambda z: _livens_equations(system, x_n, z, h, t, discrete, True)[1]),
-        t=t,
-        extra_update=True,
+        lambda z: _livens_equations(system, x_n, z, h, t, discrete, True)[1],
+        t,
+        jacobian,
     )
     _guard_antipodal(system, x_n[: system.n], x1[: system.n], rep.residual_history, t)
     return x1, rep
@@ -163,7 +217,8 @@ def _step_livens(system, x_n, h, t, discrete, jacobian):
 def step_eml(system, x_n, h, t=0.0, jacobian="analytic"):
     """One EML step (72a–d): energy–momentum scheme for Livens' equations.
 
-    Returns ``(x_n1, NewtonReport)``; ``jacobian`` is ``"analytic"`` or ``"fd"``.
+    Returns ``(x_n1, StepReport)``; ``jacobian`` is ``"analytic"`` or ``"fd"`` (central
+    differences, as the authors' code).
     """
     return _step_livens(system, x_n, h, t, True, jacobian)
 
@@ -231,13 +286,12 @@ def step_reml(system, x_n, h, t=0.0, jacobian="analytic"):
     x_n = np.asarray(x_n, dtype=float)
     n = system.n
     q0, _, _, lam0 = split_state(system, x_n)
-    residual = lambda z: _reml_equations(system, x_n, z, h, t, False)  # noqa: E731
-    y, rep = newton_solve(
-        residual,
+    y, rep = _solve(
+        lambda z: _reml_equations(system, x_n, z, h, t, False),
         np.concatenate([q0, lam0]),
-        _jacobian(jacobian, residual, lambda z: _reml_equations(system, x_n, z, h, t, True)[1]),
-        t=t,
-        extra_update=True,
+        lambda z: _reml_equations(system, x_n, z, h, t, True)[1],
+        t,
+        jacobian,
     )
     _guard_antipodal(system, q0, y[:n], rep.residual_history, t)
     return reml_recover(system, x_n, y[:n], h, y[n:]), rep
@@ -291,15 +345,15 @@ def step_null_eml(system, x_n, h, t=0.0, jacobian="analytic"):
         raise ValueError("system must be a single unforced quaternion body (n = 4, m = 1)")
     positive(h=h)
     x_n = np.asarray(x_n, dtype=float)
-    residual = lambda z: residual_null_eml(system, x_n, z, h, t)  # noqa: E731
-    theta, rep = newton_solve(
-        residual,
+    theta, rep = _solve(
+        lambda z: residual_null_eml(system, x_n, z, h, t),
         np.zeros(3),
-        _jacobian(jacobian, residual, lambda z: jacobian_null_eml(system, x_n, z, h, t)),
-        t=t,
-        extra_update=True,
+        lambda z: jacobian_null_eml(system, x_n, z, h, t),
+        t,
+        jacobian,
     )
     _, r, q1 = _null_equations(system, x_n, theta, h, t, False)
+    rep = replace(rep, n_residual=rep.n_residual + 1)  # the evaluation above, which recovers λ
     qm = 0.5 * (x_n[:4] + q1)
     lam = -(qm @ r) / (h * qm @ qm)
     _guard_antipodal(system, x_n[:4], q1, rep.residual_history, t)
@@ -349,7 +403,7 @@ def hamiltonian_initial_state(system, x_livens) -> np.ndarray:
 
 
 def _emh_equations(system, x_n, x_n1, h, t, with_jacobian):
-    """EMH residual (App. D, reconstructed; spec §2.8), unknowns ``[q1, p1, λ]``.
+    """EMH residual (App. D, reconstructed; the authors' code `EMS_std`), unknowns ``[q1, p1, λ]``.
 
     ``π^{n+1/2} = ½(Q_l(q0)ᵀp0 + Q_l(q1)ᵀp1)``, ``w = ¼ J4⁻¹ π^{n+1/2}`` (DG of ``T̃* = ⅛ π·J4⁻¹π``)
     R1 = q1 - q0 - h Q_l(q^{n+1/2}) w
@@ -382,7 +436,7 @@ def _emh_equations(system, x_n, x_n1, h, t, with_jacobian):
 
 
 def _mph_equations(system, x_n, x_n1, h, t, with_jacobian, inverse):
-    """MPH residual (spec §2.9), unknowns ``[q1, p1, λ]``.
+    """MPH residual (the authors' code `MP_std`), unknowns ``[q1, p1, λ]``.
 
     R1 = q1 - q0 - h M4(q^{n+1/2})⁻¹ p^{n+1/2}
     R2 = p1 - p0 + h ∂_qT*(q^{n+1/2}, p^{n+1/2}) + h ∇V(q^{n+1/2}) + h λ q^{n+1/2},
@@ -450,7 +504,7 @@ def jacobian_mph(system, x_n, x_n1, h, t=0.0, inverse="numerical") -> np.ndarray
 
 
 def _advanced_guess(system, x_n, h):
-    """Initial guess ``q^{n+1} ≈ q^n + h M4(q^n)⁻¹p^n`` (needed by EMH/MPH, spec §2.10)."""
+    """Initial guess ``q^{n+1} ≈ q^n + h M4(q^n)⁻¹p^n`` (the authors' advanced guess, needed by EMH/MPH)."""
     x = np.array(x_n, dtype=float)
     x[:4] = x[:4] + h * velocity_from_momentum(system, x[:4], x[4:8])
     return x
@@ -460,12 +514,11 @@ def step_emh(system, x_n, h, t=0.0):
     """One EMH step (Hamiltonian energy–momentum scheme with M4)."""
     positive(h=h)
     x_n = np.asarray(x_n, dtype=float)
-    x1, rep = newton_solve(
+    x1, rep = _solve(
         lambda z: _emh_equations(system, x_n, z, h, t, False),
         _advanced_guess(system, x_n, h),
         lambda z: _emh_equations(system, x_n, z, h, t, True)[1],
-        t=t,
-        extra_update=True,
+        t,
     )
     _guard_antipodal(system, x_n[:4], x1[:4], rep.residual_history, t)
     return x1, rep
@@ -477,12 +530,11 @@ def step_mph(system, x_n, h, t=0.0, inverse="numerical"):
         raise ValueError(f"inverse must be 'numerical' or 'analytic', got {inverse!r}")
     positive(h=h)
     x_n = np.asarray(x_n, dtype=float)
-    x1, rep = newton_solve(
+    x1, rep = _solve(
         lambda z: _mph_equations(system, x_n, z, h, t, False, inverse),
         _advanced_guess(system, x_n, h),
         lambda z: _mph_equations(system, x_n, z, h, t, True, inverse)[1],
-        t=t,
-        extra_update=True,
+        t,
     )
     _guard_antipodal(system, x_n[:4], x1[:4], rep.residual_history, t)
     return x1, rep

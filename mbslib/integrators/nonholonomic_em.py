@@ -12,7 +12,8 @@ Schemes (pure functions of the body record, see :mod:`mbslib.systems.nontwisting
   ``x = (q, q̇)``, shape (18,). Because ``h`` is quadratic and ``G`` linear, the averaged
   (AVF) constraint Jacobians of eqs. (89), (93) are exactly their midpoint values.
 - :func:`step_dla` — the Cortés–Martínez discrete Lagrange–d'Alembert scheme in
-  position–momentum form (the paper's Appendix B is missing; reconstruction of spec §2.10).
+  position–momentum form (the paper's Appendix B is missing; our reconstruction from Cortés &
+  Martínez, derived in chapter 004).
   State ``x = (q, p)``, shape (18,).
 
 The dynamic residual rows are multiplied by h²/2 (EM) or h (DLA) so that every row is a
@@ -66,7 +67,7 @@ def _solve(res, jac, z0, t, rtol=None) -> tuple[np.ndarray, NewtonReport]:
 
 
 def _em_load(body, q_n, q_n1, t, h, load_rule):
-    """Discrete load Q_{n+½} (spec §5 A4): at (q_{n+½}, t_{n+½}) or the endpoint average."""
+    """Discrete load Q_{n+½} (not specified in the paper): at (q_{n+½}, t_{n+½}) or the endpoint average."""
     if not body.loaded:
         return 0.0
     if load_rule == "midpoint":
@@ -245,7 +246,7 @@ def project_momentum(body: NontwistingBody, q, p_star):
 
 
 def step_dla(body: NontwistingBody, x_n, h, t=0.0):
-    """One DLA step ``(q_k, p_k) -> (q_{k+1}, p_{k+1})`` (spec §2.10, (B1)–(B5)).
+    """One DLA step ``(q_k, p_k) -> (q_{k+1}, p_{k+1})`` (one-step form (B1)–(B5) of our reconstruction).
 
     Newton on ``(q_{k+1}, λ_k, μ_k)`` from ``(q_k + h M⁻¹p_k, 0, 0)``, then
     ``p_{k+1} = M(q_{k+1} − q_k)/h + (h/2) Q(q_{k+1}, t_{k+1})`` projected onto the constraint
@@ -286,7 +287,7 @@ def dla_stepper(body):
 
 
 
-# --- post-processing (spec §2.9, §5 A6) and a failure-tolerant driver ----------------------
+# --- post-processing (Hamiltonian and energy of Tables 7–9, undefined in the paper) ----------
 
 
 def invariants(body: NontwistingBody, x, *, scheme="em", h=None) -> dict:
@@ -316,18 +317,18 @@ def invariants(body: NontwistingBody, x, *, scheme="em", h=None) -> dict:
 
 
 def frame_defects(q) -> tuple[float, float, float]:
-    """Largest defects of the discrete non-twisting frame along ``q`` of shape (N+1, 9) (spec G1–G3).
+    """Largest defects of the discrete non-twisting frame along ``q`` of shape (N+1, 9).
 
     Returns
     -------
     ortho : float
-        ``max_n |h(q_n)|∞`` (orthonormality, G1).
+        ``max_n |h(q_n)|∞`` (orthonormality).
     twist : float
-        ``max_n |d_{1,n+1}·d_{2,n} − d_{1,n}·d_{2,n+1}|`` (the discrete constraint (94), G2).
+        ``max_n |d_{1,n+1}·d_{2,n} − d_{1,n}·d_{2,n+1}|`` (the discrete constraint (94)).
     transport : float
         ``max_n,α ‖d_{α,n+1} − P(d_{α,n})‖`` with P the parallel transport along the great arc
         from d_{3,n} to d_{3,n+1} (eq. 10), the rotation ``I + ŵ + ŵ²/(1 + c)`` with
-        ``w = d_{3,n} × d_{3,n+1}``, ``c = d_{3,n}·d_{3,n+1}`` (unit d3 assumed; G3).
+        ``w = d_{3,n} × d_{3,n+1}``, ``c = d_{3,n}·d_{3,n+1}`` (unit d3 assumed).
         ``inf`` if consecutive d3 are antipodal (transport undefined). 0 for a single state.
     """
     q = np.asarray(q, dtype=float)
@@ -342,15 +343,73 @@ def frame_defects(q) -> tuple[float, float, float]:
         return ortho, 0.0, 0.0
     twist = float(np.max(np.abs(np.sum(d1[1:] * d2[:-1] - d1[:-1] * d2[1:], axis=1))))
     u = d3 / np.linalg.norm(d3, axis=1, keepdims=True)
-    a, b = u[:-1], u[1:]
-    w = np.cross(a, b)
-    c = np.sum(a * b, axis=1)
-    if np.any(1.0 + c < 1e-12):
+    if np.any(1.0 + np.sum(u[:-1] * u[1:], axis=1) < 1e-12):
         return ortho, twist, float("inf")
-    transport = 0.0
-    for d in (d1, d2):
-        v = d[:-1]
-        wv = np.cross(w, v)
-        Pv = v + wv + np.cross(w, wv) / (1.0 + c)[:, None]
-        transport = max(transport, float(np.max(np.linalg.norm(d[1:] - Pv, axis=1))))
+    transport = max(float(np.max(np.linalg.norm(d[1:] - _transport(u[:-1], u[1:], d[:-1]), axis=1))) for d in (d1, d2))
     return ortho, twist, transport
+
+
+def _transport(a, b, v):
+    """Parallel transport of the rows of v along the great arcs from the unit rows of a to those of b
+    (eq. 10): the rotation ``I + ŵ + ŵ²/(1 + c)`` with ``w = a × b``, ``c = a·b``; NaN for antipodal a, b."""
+    w = np.cross(a, b)
+    c = np.sum(a * b, axis=-1)
+    wv = np.cross(w, v)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = v + wv + np.cross(w, wv) / (1.0 + c)[..., None]
+    out[1.0 + c < 1e-12] = np.nan
+    return out
+
+
+def _signed_angle(u, v, axis):
+    """Angle from u to v about axis (rows), in (−π, π]."""
+    return np.arctan2(np.sum(np.cross(u, v) * axis, axis=-1), np.sum(u * v, axis=-1))
+
+
+def _unit_directors(q):
+    q = np.asarray(q, dtype=float)
+    if q.ndim != 2 or q.shape[1] != 9 or len(q) == 0:
+        raise ValueError(f"q must have shape (N+1, 9), got {q.shape}")
+    return [d / np.linalg.norm(d, axis=1, keepdims=True) for d in (q[:, 0:3], q[:, 3:6], q[:, 6:9])]
+
+
+def twist_angle(q) -> np.ndarray:
+    """Accumulated twist of the frame along ``q`` of shape (N+1, 9), shape (N+1,).
+
+    Per step, the angle about d_{3,n+1} from the parallel transport of d_{1,n} along the arc
+    d_{3,n} → d_{3,n+1} (eq. 10) to d_{1,n+1}; summed. Zero for a non-twisting frame, about
+    ∫ w·d3 dt for a body that spins about d3 (eq. 25: ψ̇ = w·d3).
+    """
+    d1, _, d3 = _unit_directors(q)
+    steps = _signed_angle(_transport(d3[:-1], d3[1:], d1[:-1]), d1[1:], d3[1:])
+    return np.concatenate([[0.0], np.cumsum(steps)])
+
+
+def holonomy_angle(q) -> np.ndarray:
+    """Angle about d_{3,n} from the transport of d_{1,0} along the single great arc d_{3,0} → d_{3,n}
+    to d_{1,n}, shape (N+1,), in (−π, π]; NaN where d_{3,n} = −d_{3,0}.
+
+    For a frame transported along the path of d3 this is the holonomy of the loop "path, then the
+    arc back to d_{3,0}": by Gauss–Bonnet it equals the loop's enclosed area (:func:`enclosed_area`)
+    modulo 2π.
+    """
+    d1, _, d3 = _unit_directors(q)
+    start = np.broadcast_to(d3[0], d3.shape)
+    return _signed_angle(_transport(start, d3, np.broadcast_to(d1[0], d1.shape).copy()), d1, d3)
+
+
+def enclosed_area(d3) -> np.ndarray:
+    """Signed area of the spherical polygon d_{3,0}, …, d_{3,n} (great arcs between the points)
+    closed by the arc back to d_{3,0}, for every n, shape (N+1,).
+
+    Fan triangulation from d_{3,0}; each triangle (a, b, c) has the signed area
+    ``2 atan2(a·(b × c), 1 + a·b + b·c + c·a)`` (positive when a, b, c run anticlockwise seen from
+    outside the sphere).
+    """
+    d3 = np.asarray(d3, dtype=float)
+    if d3.ndim != 2 or d3.shape[1] != 3:
+        raise ValueError(f"d3 must have shape (N+1, 3), got {d3.shape}")
+    u = d3 / np.linalg.norm(d3, axis=1, keepdims=True)
+    a, b, c = u[0], u[1:-1], u[2:]
+    E = 2.0 * np.arctan2(np.cross(b, c) @ a, 1.0 + b @ a + np.sum(b * c, axis=1) + c @ a)
+    return np.concatenate([np.zeros(min(len(u), 2)), np.cumsum(E)])

@@ -38,8 +38,8 @@ here (batched, paper numbering)        :mod:`mbslib.rotations` (one vector)
 =====================================  =====================================================
 
 The swap in the composition is the paper's convention: eq. (5) ``α1 ⊕ α2`` gives
-``R(α1 ⊕ α2) = R(α2) R(α1)`` (α1 acts first, α2 is a spatial increment, spec M1), while
-``cayley_compose(a, b)`` returns the parameters of ``cay(a) cay(b)``. Hence
+``R(α1 ⊕ α2) = R(α2) R(α1)`` (α1 acts first, α2 is a spatial increment; the paper leaves the order
+unstated), while ``cayley_compose(a, b)`` returns the parameters of ``cay(a) cay(b)``. Hence
 ``rr_compose(a, b) == cayley_compose(b, a)``; ``tests/test_rodrigues_vi.py`` pins every row of
 this table.
 """
@@ -115,7 +115,8 @@ def rr_compose(a1, a2) -> np.ndarray:
     """Composition of rescaled Rodrigues vectors, paper eq. (5), batched.
 
     ``a1 ⊕ a2 = 4/(4 - a1·a2) [a1 + a2 - a1×a2/2]`` with ``R(a1 ⊕ a2) = R(a2) R(a1)``: ``a1`` acts
-    first and ``a2`` is a spatial (left) increment (spec M1; the other order is wrong by O(1)).
+    first and ``a2`` is a spatial (left) increment (the paper leaves the order unstated; the other
+    order is wrong by O(1)).
     In the map ``α_{k+1} = α_k ⊕ Δα_k`` (eq. 23b) this is ``R_{k+1} = R(Δα_k) R_k``.
 
     Relation to the shared single-vector function: ``cayley_compose(a, b)`` of
@@ -204,7 +205,7 @@ def increment_exact(p, h: float) -> np.ndarray:
     ------
     FloatingPointError
         If ``h|p| >= 1`` (the increment would rotate by π/2 or more; validity condition of (16),
-        spec M2).
+        which the paper prints as ``h^2 |p| < 1``).
     """
     positive(h=h)
     p = np.asarray(p, dtype=float)
@@ -258,16 +259,30 @@ def initial_state(system, x, v, alpha, w) -> RRState:
     return RRState(x, v, alpha, w, F, T)
 
 
-def _mass(system):
-    m = np.asarray(system.m, dtype=float)
-    J = np.asarray(system.J, dtype=float)
-    return (m[..., None] if m.ndim else m), (J[..., None] if J.ndim else J)
+def _mass(system, n: int):
+    """Mass and scalar inertia of the n spherical bodies as broadcastable arrays.
+
+    ``system.m`` and ``system.J`` are each one scalar (all bodies alike) or one positive scalar
+    per body, shape (n,); anything else (e.g. three principal moments for one body) raises
+    ``ValueError`` naming the attribute: these maps hold only for spherical inertia.
+    """
+    out = []
+    for name in ("m", "J"):
+        a = np.asarray(getattr(system, name), dtype=float)
+        if a.shape not in ((), (n,)):
+            raise ValueError(f"{name} must be one scalar or one scalar per body, shape ({n},) for the {n} "
+                             f"bodies of the state (spherical inertia), got shape {a.shape}")
+        if not (np.all(np.isfinite(a)) and np.all(a > 0)):
+            raise ValueError(f"{name} must be finite and positive, got {a!r}")
+        out.append(a[:, None] if a.ndim else a)
+    return tuple(out)
 
 
 def _step_trapezoidal(system, s: RRState, h: float, increment) -> RRState:
-    """Maps (23) and (25): one force evaluation, the algorithm of spec §2.6."""
+    """Maps (23) and (25) with one force evaluation per step (the force and torque of the new
+    configuration are reused as those of the next step)."""
     positive(h=h)
-    m, J = _mass(system)
+    m, J = _mass(system, s.x.shape[0])
     x1 = s.x + h * s.v + (h * h / (2.0 * m)) * s.F  # (23a)
     p = s.w + (h / (2.0 * J)) * s.T  # Ω_k + h/(2J) R_k M_k
     alpha1 = rr_compose(s.alpha, increment(p, h))  # (23b)/(25b), α_{k+1} = α_k ⊕ Δα_k
@@ -297,8 +312,8 @@ def step_21(system, state: RRState, h: float, t: float = 0.0) -> tuple[RRState, 
     (21d) ``ω_{k+1} = R_{k+1}^T R_k q + h/(2J) M_{k+1}``, with body torques ``M = R^T T``.
     """
     positive(h=h)
-    m, J = _mass(system)
     s = state
+    m, J = _mass(system, s.x.shape[0])
     R = rr_matrix(s.alpha)
     M = np.einsum("nji,nj->ni", R, s.T)  # M_k = R_k^T (R_k M_k)
     x1 = s.x + h * s.v + (h * h / (2.0 * m)) * s.F  # (21a)
@@ -319,7 +334,7 @@ def step_21(system, state: RRState, h: float, t: float = 0.0) -> tuple[RRState, 
 def _step_phi1(system, s: RRState, h: float, increment) -> RRState:
     """Campello's phi = 1 scheme (26) evaluated in the order c, d, a, b."""
     positive(h=h)
-    m, J = _mass(system)
+    m, J = _mass(system, s.x.shape[0])
     v1 = s.v + (h / m) * s.F  # (27c)
     w1 = s.w + (h / J) * s.T  # (27d)
     x1 = s.x + h * v1  # (27a)
@@ -397,7 +412,7 @@ def del_residual(system, x, alpha_prev, alpha, alpha_next, h: float) -> np.ndarr
     levels of one body (the residual of a whole trajectory in one call).
     """
     positive(h=h)
-    _, J = _mass(system)
+    _, J = _mass(system, np.shape(alpha)[0] if np.ndim(alpha) > 1 else 1)
     R0, R1, R2 = rr_matrix(alpha_prev), rr_matrix(alpha), rr_matrix(alpha_next)
     Fk = np.swapaxes(R1, -1, -2) @ R2
     Fkm = np.swapaxes(R0, -1, -2) @ R1

@@ -9,8 +9,9 @@ step *is* the classical RK step, so one stage loop serves both (the model decide
 
 A stage costs one force evaluation; the classical models re-assemble and solve with their
 configuration-dependent mass matrix at every stage, the Lie group models use the constant mass
-matrix inverted once per run. The number of mass-matrix solves is returned so that this
-difference can be asserted.
+matrix inverted once per run. The kernels count the work where it is done (force evaluations,
+mass-matrix solves, accepted and rejected steps), so that cost claims can be asserted on counts.
+Constrained models are rejected: these methods integrate ODEs only.
 
 The step and the time loop are numba-compiled; :func:`step_rk` is the pure function of one
 step. The tests run the same source with ``NUMBA_DISABLE_JIT=1`` (plain Python) and compare.
@@ -47,13 +48,15 @@ from mbslib.validation import positive
 def _rk_stages(code, P, q, v, t, h, A, c, Minv):
     """Stage slopes of one RK/RKMK step (Algorithm 3, lines 1–11).
 
-    Returns ``kq, kv`` of shape (s, n) and the number of mass-matrix solves. ``Minv`` is the
-    inverse of the constant mass matrix of a Lie group model (ignored for classical models).
+    Returns ``kq, kv`` of shape (s, n), the number of force evaluations and of mass-matrix
+    solves. ``Minv`` is the inverse of the constant mass matrix of a Lie group model (ignored for
+    classical models).
     """
     s = c.size
     n = q.size
     kq = np.zeros((s, n))
     kv = np.zeros((s, n))
+    n_rhs = 0
     n_solves = 0
     lie = is_lie(code)
     for i in range(s):
@@ -66,18 +69,20 @@ def _rk_stages(code, P, q, v, t, h, A, c, Minv):
         v_i = v + dv  # line 8
         kq[i] = tangent_inv_times(code, dq, v_i)  # line 10: eq. (25)
         f = force(code, q_i, v_i, t + c[i] * h, P)
+        n_rhs += 1
         if lie:
             kv[i] = mv(Minv, f)  # line 11: constant M, eq. (23)
         else:
             kv[i] = solve(mass_matrix(code, q_i, P), f)  # Algorithm 2, line 10: M̂(q_i) each stage
             n_solves += 1
-    return kq, kv, n_solves
+    return kq, kv, n_rhs, n_solves
 
 
 @numba.njit(cache=True)
 def _rk_step(code, P, q, v, t, h, A, b, b_hat, c, Minv):
-    """One step: returns ``q1, v1`` (weights b), ``q1_hat, v1_hat`` (weights b_hat) and solves."""
-    kq, kv, n_solves = _rk_stages(code, P, q, v, t, h, A, c, Minv)
+    """One step: returns ``q1, v1`` (weights b), ``q1_hat, v1_hat`` (weights b_hat), force
+    evaluations and mass-matrix solves."""
+    kq, kv, n_rhs, n_solves = _rk_stages(code, P, q, v, t, h, A, c, Minv)
     dq = np.zeros(q.size)
     dv = np.zeros(q.size)
     dq_hat = np.zeros(q.size)
@@ -91,7 +96,7 @@ def _rk_step(code, P, q, v, t, h, A, b, b_hat, c, Minv):
     v1 = v + dv
     q1_hat = uac(code, q, dq_hat)  # embedded solution, App. B
     v1_hat = v + dv_hat
-    return q1, v1, q1_hat, v1_hat, n_solves
+    return q1, v1, q1_hat, v1_hat, n_rhs, n_solves
 
 
 @numba.njit(cache=True)
@@ -134,6 +139,7 @@ def _run(
     t = 0.0
     n_steps = 0
     n_rejected = 0
+    n_rhs = 0
     n_solves = 0
     status = 0  # 0 ok, 1 step limit, 2 non-finite state
     n_fixed = int(round(t_end / h_max))
@@ -152,7 +158,8 @@ def _run(
         if n_steps + n_rejected >= max_steps:
             status = 1
             break
-        q1, v1, q1h, v1h, ns = _rk_step(code, P, q, v, t, h, A, b, b_hat, c, Minv)
+        q1, v1, q1h, v1h, nf, ns = _rk_step(code, P, q, v, t, h, A, b, b_hat, c, Minv)
+        n_rhs += nf
         n_solves += ns
         if not (np.all(np.isfinite(q1)) and np.all(np.isfinite(v1))):
             status = 2
@@ -173,7 +180,7 @@ def _run(
         n_steps += 1
         if record_every > 0 and not adaptive and n_steps % record_every == 0:
             rec[n_steps // record_every] = com_state(code, q, v, P)
-    return q, v, t, n_steps, n_rejected, n_solves, status, rec
+    return q, v, t, n_steps, n_rejected, n_rhs, n_solves, status, rec
 
 
 @dataclass(frozen=True)
@@ -196,6 +203,10 @@ class ExplicitResult:
         Seconds (the compiled loop only).
     com : ndarray, shape (n_rec, 6)
         Centre-of-mass position and velocity every ``record_every`` steps (fixed step only).
+    n_rhs : int
+        Force (right-hand side) evaluations: one per stage of every accepted or rejected step.
+    cpu_time : float
+        CPU seconds of the compiled loop (``time.process_time``).
     """
 
     q: np.ndarray
@@ -207,6 +218,8 @@ class ExplicitResult:
     status: str
     wall_time: float
     com: np.ndarray
+    n_rhs: int = 0
+    cpu_time: float = 0.0
 
     @property
     def ok(self) -> bool:
@@ -248,7 +261,8 @@ def integrate_explicit(
     Parameters
     ----------
     model : Model
-        Must have no constraints (free heavy top: codes 0, 1).
+        Must have no constraints (free heavy top, rotor: codes 0, 1, 6, 7); a constrained model
+        raises ``ValueError``.
     tableau : ButcherTableau
     h : float
         Fixed step size, or the maximum and initial step size of the controller.
@@ -267,6 +281,11 @@ def integrate_explicit(
         about 20 times faster, same arithmetic) when nothing is recorded.
     """
     positive(h=h, t_end=t_end)
+    if model.n_constraints > 0:
+        raise ValueError(
+            f"model (code {model.code}, {model.formulation}) has {model.n_constraints} constraint(s); "
+            "the explicit RK/RKMK methods integrate unconstrained models only (use integrate_genalpha)"
+        )
     n = model.n
     x0 = np.asarray(x0, dtype=float)
     if x0.shape != (2 * n,):
@@ -308,16 +327,17 @@ def integrate_explicit(
         m, J, X, g = model.P[0], model.P[1:10].reshape(3, 3), model.P[10:13], model.P[13:16]
         JO = J + m * (X @ X * np.eye(3) - np.outer(X, X))
         top_args = args[2:16] + (JO, np.linalg.inv(JO), X.copy(), m * g)
-        start = time.perf_counter()
-        q, v, t, n_steps, n_rej, n_solves, status = _top_run(model.code, *top_args)
-        wall = time.perf_counter() - start
+        start, start_cpu = time.perf_counter(), time.process_time()
+        q, v, t, n_steps, n_rej, n_rhs, n_solves, status = _top_run(model.code, *top_args)
+        wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
         rec = np.zeros((0, 6))
     else:
-        start = time.perf_counter()
-        q, v, t, n_steps, n_rej, n_solves, status, rec = _run(*args)
-        wall = time.perf_counter() - start
+        start, start_cpu = time.perf_counter(), time.process_time()
+        q, v, t, n_steps, n_rej, n_rhs, n_solves, status, rec = _run(*args)
+        wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
     return ExplicitResult(
-        q, v, float(t), int(n_steps), int(n_rej), int(n_solves), _STATUS[int(status)], wall, rec
+        q, v, float(t), int(n_steps), int(n_rej), int(n_solves), _STATUS[int(status)], wall, rec,
+        int(n_rhs), cpu,
     )
 
 
@@ -332,7 +352,7 @@ def step_rk(
     n = model.n
     x_n = np.asarray(x_n, dtype=float)
     Minv = np.linalg.inv(mass_matrix(model.code, x_n[:n], model.P))
-    q1, v1, _, _, _ = _rk_step(
+    q1, v1, _, _, _, _ = _rk_step(
         model.code,
         model.P,
         x_n[:n],
@@ -443,7 +463,8 @@ def _solve3_s(A, b0, b1, b2):
 
 @numba.njit(cache=True)
 def _top_accel_s(code, q0, q1, q2, v0, v1, v2, JO, JOinv, X, F):
-    """Acceleration of the heavy top about its fixed point (codes 0: ω̇, 1: φ̈).
+    """Acceleration of the heavy top about its fixed point (codes 0: ω̇, 1: φ̈) and the number
+    of mass-matrix solves it took (0 or 1).
 
     ``JO`` inertia about the fixed point, ``X`` centre of mass (body), ``F = m g`` (inertial).
     """
@@ -467,11 +488,12 @@ def _top_accel_s(code, q0, q1, q2, v0, v1, v2, JO, JOinv, X, F):
     L2 = JO[2, 0] * w0 + JO[2, 1] * w1 + JO[2, 2] * w2
     g0, g1, g2 = _cross_s(w0, w1, w2, L0, L1, L2)
     r0, r1, r2 = t0 - g0, t1 - g1, t2 - g2
-    if code == 0:  # J_O ω̇ = τ − ω × J_O ω (eqs. 11, 23)
+    if code == 0:  # J_O ω̇ = τ − ω × J_O ω (eqs. 11, 23): constant J_O, no solve
         return (
             JOinv[0, 0] * r0 + JOinv[0, 1] * r1 + JOinv[0, 2] * r2,
             JOinv[1, 0] * r0 + JOinv[1, 1] * r1 + JOinv[1, 2] * r2,
             JOinv[2, 0] * r0 + JOinv[2, 1] * r1 + JOinv[2, 2] * r2,
+            0,
         )
     # formulation 2 (eqs. 12–14): Ĝᵀ J_O Ĝ φ̈ = Ĝᵀ (τ − ω × J_O ω − J_O Ġ φ̇)
     b, g = v1, v2
@@ -497,12 +519,13 @@ def _top_accel_s(code, q0, q1, q2, v0, v1, v2, JO, JOinv, X, F):
         G[2] * JG[0, 1] + G[5] * JG[1, 1] + G[8] * JG[2, 1],
         G[2] * JG[0, 2] + G[5] * JG[1, 2] + G[8] * JG[2, 2],
     )
-    return _solve3_s(
+    a0, a1, a2 = _solve3_s(
         M,
         G[0] * r0 + G[3] * r1 + G[6] * r2,
         G[1] * r0 + G[4] * r1 + G[7] * r2,
         G[2] * r0 + G[5] * r1 + G[8] * r2,
     )
+    return a0, a1, a2, 1  # one solve with M̂(φ)
 
 
 @numba.njit(cache=True)
@@ -540,6 +563,7 @@ def _top_run(
     t = 0.0
     n_steps = 0
     n_rejected = 0
+    n_rhs = 0
     n_solves = 0
     status = 0
     n_fixed = int(round(t_end / h_max))
@@ -571,10 +595,11 @@ def _top_run(
             else:
                 p0, p1, p2 = q[0] + d0, q[1] + d1, q[2] + d2
                 kq[i, 0], kq[i, 1], kq[i, 2] = w0, w1, w2
-                n_solves += 1
-            kv[i, 0], kv[i, 1], kv[i, 2] = _top_accel_s(
+            kv[i, 0], kv[i, 1], kv[i, 2], ns = _top_accel_s(
                 code, p0, p1, p2, w0, w1, w2, JO, JOinv, X, F
             )
+            n_rhs += 1
+            n_solves += ns
         d0 = d1 = d2 = e0 = e1 = e2 = 0.0
         dh0 = dh1 = dh2 = eh0 = eh1 = eh2 = 0.0
         for i in range(s):
@@ -617,4 +642,4 @@ def _top_run(
         q[:] = q1
         v[:] = v1
         n_steps += 1
-    return q, v, t, n_steps, n_rejected, n_solves, status
+    return q, v, t, n_steps, n_rejected, n_rhs, n_solves, status

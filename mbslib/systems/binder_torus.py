@@ -6,13 +6,16 @@ joined by binder bonds between ring neighbours. The potential is paper eq. (43) 
 * binder torsion + bending (44)–(47): ``U^m = Σ K^m |theta_ij|^2 / 2`` with
   ``alpha_ij = (-alpha_i) ⊕ alpha_j``;
 * binder axial (51)–(52): ``U^a = Σ K^a (r/r0 - 1)^2 / 2`` (normalized strain, as printed);
-* binder shear (53)–(55), literal reading of the garbled print (spec §4.2c):
+* binder shear (53)–(55), our reading of the garbled print, the only
+  one for which the printed force and torque are gradients of the printed energy:
   ``U^s = Σ K^s (1 - c)^2 / 2`` with ``c = (R_i n0_ij)·(R_j n_ij)``;
 * particle–particle Hertz contact (56)–(57) with the prefactor 2/5 that makes (56) consistent
-  with the force (57) (the print says 5/2, spec T8), over all pairs;
-* particle–wall contact: the same law against the particle's mirror image (spec §4.2e).
+  with the force (57) (the print says 5/2), over all pairs;
+* particle–wall contact: the same law against the particle's mirror image
+  (the paper calls it a special case of particle–particle contact and gives no formula).
 
-``law="absolute"`` switches the axial and contact laws to absolute overlaps (spec variant B).
+``law="absolute"`` switches the axial and contact laws to absolute overlaps (our variant,
+under which the paper's Fig. 5 step is stable).
 All torques are **spatial** (``R M``). Two implementations: :func:`forces_numpy` (pure NumPy,
 the reference) and a compiled numba kernel used by :func:`simulate_torus`, which runs a whole
 trajectory of map (23), (25), (27) or (27*) in one compiled loop and records diagnostics.
@@ -26,6 +29,7 @@ from typing import NamedTuple
 
 import numba
 import numpy as np
+from scipy.sparse.linalg import eigsh
 
 from mbslib.integrators.rodrigues_vi import RRState, rr_angle, rr_compose, rr_matrix
 from mbslib.validation import nonnegative, positive, vector
@@ -40,7 +44,7 @@ ENERGY_TERMS = ("K_t", "K_r", "U_m", "U_s", "U_a", "U_pp", "U_pw")
 
 @dataclass(frozen=True)
 class TorusParams:
-    """Torus model parameters (paper Sect. 4.1; [D] = default chosen by the spec, paper silent).
+    """Torus model parameters (paper Sect. 4.1; [D] = our default where the paper is silent).
 
     Validated on construction: ``ValueError`` names the offending parameter. Use
     :meth:`replace` (or :func:`dataclasses.replace`) for a modified copy; it validates again.
@@ -56,7 +60,7 @@ class TorusParams:
     v0 : float           initial speed towards the wall (paper 1), finite
     x_c : float          initial ring-centre x [D] = 2 (first contact at t ≈ 0.441), finite
     x_w : float          wall position (paper 0), finite; the ring must start right of it
-    law : str            "normalized" (as printed) or "absolute" (spec variant B)
+    law : str            "normalized" (as printed) or "absolute" (absolute overlaps)
     wall : bool          include the wall
     contact : bool       include particle–particle contact
     """
@@ -150,7 +154,8 @@ class BinderTorus:
 
 
 def make_torus(params: TorusParams = TorusParams()) -> BinderTorus:
-    """Build the ring geometry (spec T1–T6: x–y plane, φ_i = 2πi/n_p) from validated ``params``."""
+    """Build the ring geometry from validated ``params`` (our defaults: x–y plane, φ_i = 2πi/n_p,
+    bonds (i, i+1))."""
     if not isinstance(params, TorusParams):
         raise ValueError(f"params must be a TorusParams, got {type(params).__name__}")
     p = params
@@ -243,7 +248,7 @@ def forces_numpy(torus: BinderTorus, x, alpha):
         np.add.at(F, jj, -f)
         U_pp = 0.4 * p.K_pp * np.sum(delta**2.5)
 
-    # particle-wall contact: mirror-image Hertz law (spec §4.2e)
+    # particle-wall contact: mirror-image Hertz law
     U_pw, F_wall = 0.0, 0.0
     if p.wall:
         half = 0.5 * torus.D
@@ -499,7 +504,7 @@ def _run_nb(x, v, alpha, w, h, n_steps, scheme, stride, E_ref, blowup,
         t = (step + 1) * h
         E, q2 = _diagnostics(t, x, v, alpha, w, m, J, U, Iw, buf)
         e_new = (E - E_ref) ** 2
-        int_e += 0.5 * h * (e_prev + e_new)  # trapezoid, spec §2.10 rule 1
+        int_e += 0.5 * h * (e_prev + e_new)  # trapezoidal rule for (36)
         int_q += 0.5 * h * (q_prev + q2)
         e_prev = e_new
         q_prev = q2
@@ -609,6 +614,60 @@ def simulate_torus(torus: BinderTorus, scheme: str, h: float, t_end: float, *, s
     keep = done // stride + 1
     return TorusRun(t=rec[:keep, 0], diag=rec[:keep], states=states[:keep] if store_states else None, h=float(h),
                     n_steps=int(done), status=int(status), int_e2=float(int_e), int_q2=float(int_q), wall_time=wall)
+
+
+def stiffness_matrix(torus: BinderTorus, x, alpha, eps: float = 1e-7) -> np.ndarray:
+    """Tangent stiffness ``K = -d(F, T)/d(x, zeta)`` at one configuration, shape (6n, 6n).
+
+    Central differences of the compiled forces and spatial torques, with positions perturbed
+    by ``eps`` and attitudes by the spatial (left) increment ``alpha -> alpha ⊕ eps e_c``, the
+    perturbation for which ``T = -dU/dzeta``; columns ordered (x_0, …, x_{n-1}, zeta_0, …).
+    Its symmetric part is the Hessian of ``U(x, exp(S(zeta)) R)`` at zeta = 0 (up to O(eps^2));
+    the rotation block of body i adds the antisymmetric ``S(T_i)/2`` of the left
+    trivialisation (zero at equilibrium). :func:`max_frequency` uses the symmetric part.
+    """
+    positive(eps=eps)
+    x = np.asarray(x, dtype=float)
+    alpha = np.asarray(alpha, dtype=float)
+    n = torus.n
+    K = np.empty((6 * n, 6 * n))
+
+    def generalized_force(xp, ap):
+        F, T, _, _ = forces_compiled(torus, xp, ap)
+        return np.concatenate([F.ravel(), T.ravel()])
+
+    for col in range(6 * n):
+        body, c = divmod(col % (3 * n), 3)
+        e = np.zeros(3)
+        e[c] = eps
+        if col < 3 * n:
+            xp, xm = x.copy(), x.copy()
+            xp[body] += e
+            xm[body] -= e
+            K[:, col] = -(generalized_force(xp, alpha) - generalized_force(xm, alpha)) / (2.0 * eps)
+        else:
+            ap, am = alpha.copy(), alpha.copy()
+            ap[body] = rr_compose(alpha[body], e)
+            am[body] = rr_compose(alpha[body], -e)
+            K[:, col] = -(generalized_force(x, ap) - generalized_force(x, am)) / (2.0 * eps)
+    return K
+
+
+def max_frequency(torus: BinderTorus, x, alpha) -> float:
+    """Highest frequency ``omega_max`` of the motion linearised at (x, alpha), contacts included.
+
+    ``sqrt(max eig(M^{-1/2} K M^{-1/2}))`` with ``K`` the symmetric part of
+    :func:`stiffness_matrix` and ``M = diag(m I, J I)``: the quantity that bounds the stable step
+    of maps (23), (25), (27), ``h < 2/omega_max`` (Verlet and symplectic Euler on a linear
+    oscillator).
+    """
+    K = stiffness_matrix(torus, x, alpha)
+    p = torus.params
+    scale = np.concatenate([np.full(3 * torus.n, p.m), np.full(3 * torus.n, p.J)]) ** -0.5
+    Ks = scale[:, None] * (0.5 * (K + K.T)) * scale[None, :]
+    # Lanczos for the largest eigenvalue, from a fixed start vector (deterministic)
+    top = eigsh(Ks, k=1, which="LA", v0=np.ones(len(Ks)), return_eigenvectors=False)[0]
+    return float(np.sqrt(max(top, 0.0)))
 
 
 def energy_terms(torus: BinderTorus, x, v, alpha, w) -> np.ndarray:

@@ -8,8 +8,7 @@
 * :func:`four_bar_reduced_rhs` / :func:`four_bar_reference` — the exact one-degree-of-freedom
   model of the parallelogram branch, used as reference solution.
 
-Numbers follow the reproduction spec of the chapter (parameters rebuilt from the authors' code
-where the text is silent).
+Numbers follow the paper; where the text is silent, they are taken from the authors' code (metis).
 """
 
 from __future__ import annotations
@@ -77,7 +76,7 @@ def heavy_top(params: HeavyTopParams = HeavyTopParams(), scaling: str = "paper")
 
     Constraints: the six internal ones (eq. 61), then the tip constraint φ − l d_3 = 0 (eq. 64).
     ``scaling="metis"`` uses the authors' code normalisation instead (d_i·d_j/2 and φ/l − d_3):
-    a constant diagonal scaling, which leaves the trajectory unchanged (spec §5 A11).
+    a constant diagonal scaling, which leaves the trajectory unchanged.
     """
     params.validate()
     body = DirectorBody(params.mass, tuple(euler_tensor_values(params.J)), dim=3)
@@ -145,7 +144,7 @@ def four_bar_damping_matrix(params: FourBarParams, kind: str = "symmetric") -> n
     """Damping matrix C = diag(0, 0, 0, C_4, C_5) of the two dampers at P5 and P6, eqs. (77)-(80).
 
     ``kind="symmetric"``: C_i = η BᵀB with B = [I, (l/2) I, 0], from the Rayleigh function
-    𝒢 = ½η|φ̇ + (l/2)ḋ_1|² (spec §3.2; the printed eq. (80) is neither symmetric nor PSD).
+    𝒢 = ½η|φ̇ + (l/2)ḋ_1|² (the printed eq. (80) is neither symmetric nor PSD).
     ``kind="metis"``: the authors' code, block rows [I, l/2 I, 0], [0, 0, 0], [l/2 I, l²/4 I, 0].
     Both give the same motion on the parallelogram branch (the couplers translate).
     """
@@ -218,7 +217,7 @@ def four_bar_initial_state(params: FourBarParams = FourBarParams(), variant: str
 
     ``variant="C"`` (corrected by the authors, 2023): the consistent rigid motion, T_0 = 1.5 J for
     v0 = 1. ``variant="P"`` (published): only the centre-of-mass velocities, all director velocities
-    zero; kinematically inconsistent, G(q_0) q̇_0 ≠ 0 (spec §5 A1).
+    zero; kinematically inconsistent, G(q_0) q̇_0 ≠ 0 (the authors corrected them in 2023).
 
     Returns
     -------

@@ -328,7 +328,10 @@ def constraint_jacobian(code, q, P):
     """``B = ∂Φ̇/∂v`` (eq. 10): ``[I, R X̃]`` for RV, ``Φ_q = [I, R X̃ Ĝ]`` for Rxyz/EP; (j, n_v).
 
     For EP the block is the exact ``−∂(R(p) X)/∂p`` of the quadratic rotation formula, which
-    equals ``R X̃ Ĝ`` on tangent directions of the unit sphere and is also right off it.
+    equals ``R X̃ Ĝ`` on tangent directions of the unit sphere and is also right off it. With
+    ``P[16] = 1`` (:func:`heavy_top_model` with ``ep_jacobian="tangent"``) the block is
+    ``R X̃ Ĝ`` itself, as in Exudyn's rigid-body markers: it misses the radial part
+    ``∂(R X)/∂p · p = 2 R X`` that a Newton step off the unit sphere needs.
     """
     if _is_multibody(code):
         return mb.constraint_jacobian(code - MB_RV, q, P)
@@ -339,7 +342,7 @@ def constraint_jacobian(code, q, P):
     B = np.zeros((n_constraints(code, P), n))
     if _is_spherical(code):
         B[:3, :3] = np.eye(3)
-        if code == SPH_EP:
+        if code == SPH_EP and not (P.size > 16 and P[16] != 0.0):
             B[:3, 3:] = -drx_dp(q[3:], X)  # = R X̃ Ĝ on tangent directions, exact for all ṗ
         else:
             B[:3, 3:] = mm(mm(rotation(code, q), skew(X)), kinematic_matrix(code, q))
@@ -495,7 +498,11 @@ class Model:
     def __post_init__(self):
         if self.code not in FORMULATION:
             raise ValueError(f"code must be one of {sorted(FORMULATION)}, got {self.code!r}")
-        if self.code < MB_RV:
+        if self.code == SPH_EP and np.size(self.P) == 17:  # flag P[16]: see constraint_jacobian
+            object.__setattr__(self, "P", vector("P", self.P, (17,)))
+            if self.P[16] not in (0.0, 1.0):
+                raise ValueError(f"P[16] (EP Jacobian flag) must be 0 or 1, got {self.P[16]}")
+        elif self.code < MB_RV:
             object.__setattr__(self, "P", vector("P", self.P, (16,)))
         elif self.code == CHAIN:
             object.__setattr__(self, "P", vector("P", self.P, (puma.N_PARAMS,)))
@@ -517,11 +524,23 @@ class Model:
         return FORMULATION[self.code]
 
 
-def heavy_top_model(code: int, top: HeavyTop | None = None) -> tuple[Model, np.ndarray]:
-    """The heavy-top model ``code`` and its initial state ``x0 = [q0; v0]``."""
+def heavy_top_model(code: int, top: HeavyTop | None = None, *, ep_jacobian: str = "exact"
+                    ) -> tuple[Model, np.ndarray]:
+    """The heavy-top model ``code`` and its initial state ``x0 = [q0; v0]``.
+
+    ``ep_jacobian`` (``SPH_EP`` only): ``"exact"``, the derivative of the quadratic rotation
+    formula, or ``"tangent"``, ``R X̃ Ĝ`` as in Exudyn (see :func:`constraint_jacobian`).
+    """
+    if ep_jacobian not in ("exact", "tangent"):
+        raise ValueError(f"ep_jacobian must be 'exact' or 'tangent', got {ep_jacobian!r}")
+    if ep_jacobian == "tangent" and code != SPH_EP:
+        raise ValueError(f"ep_jacobian='tangent' applies to SPH_EP ({SPH_EP}) only, got code {code}")
     top = HeavyTop() if top is None else top
     q0, v0 = top.initial_state(code)
-    return Model(code, top.params()), np.concatenate([q0, v0])
+    P = top.params()
+    if ep_jacobian == "tangent":
+        P = np.concatenate([P, [1.0]])
+    return Model(code, P), np.concatenate([q0, v0])
 
 
 @dataclass(frozen=True)

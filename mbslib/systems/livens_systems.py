@@ -274,7 +274,7 @@ class SpringPendulum:
 
     def grad_kinetic(self, q, v) -> KineticParts:
         """``∂_qT = ½ Σ_i v_i² ∇m_i = [m r θ̇² + m r sin²θ φ̇², m r² sinθ cosθ φ̇², 0]`` (correct
-        form; the authors' code has ``m r² θ̇²`` in the first entry, spec §5 item 5)."""
+        form; the authors' code, SpringPendulumPolar.m, has ``m r² θ̇²`` in the first entry)."""
         w = v**2
         grads = np.array([self._m_grad(i)(q) for i in range(3)])  # (3 masses, 3 coords)
         hess = sum(0.5 * w[i] * self._m_hess(i)(q) for i in range(3))
@@ -456,8 +456,8 @@ class HeavyTop(FreeRigidBody):
 
         The data come from :class:`mbslib.systems.heavy_top.Cone`: ``m = ρπr²a/3``, ``l = 3a/4``,
         ``J_0^{1,2} = 3/80 m(4r² + a²)``, ``J_0^3 = 3/10 m r²`` (113); about the tip
-        ``J1 = J2 = J_0^1 + m l²``, ``J3 = J_0^3`` (114, corrected: the text adds ``m l²`` to J3;
-        spec §5 item 3).
+        ``J1 = J2 = J_0^1 + m l²``, ``J3 = J_0^3`` (114, corrected as in the authors' code: the
+        text adds ``m l²`` to J3).
         """
         positive(rho=rho, a=a)
         body = Cone(density=rho, height=a)

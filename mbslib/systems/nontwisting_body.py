@@ -286,7 +286,7 @@ def director_forces_jacobian(body: NontwistingBody, q, t) -> np.ndarray:
     return K
 
 
-# --- invariants and post-processing (Sect. 2.9 of the spec; eqs. 65, 109) ---------------------
+# --- invariants and post-processing (eqs. 65, 109) ---------------------------------------------
 
 
 def director_momenta(body: NontwistingBody, qdot) -> np.ndarray:
@@ -349,7 +349,6 @@ def exact_rotation(body: NontwistingBody, W0, t, R0=None, rtol=1e-13, atol=1e-14
     R0 = I3 if R0 is None else np.asarray(R0, dtype=float)
     W0 = vector("W0", W0, (3,))
     T = body.duration
-    Wt = body_angular_velocity(body, W0, t)
     out = np.empty((t.size, 3, 3))
     Jp = _split_inertia(body)
     Pi0 = Jp @ W0[:2]

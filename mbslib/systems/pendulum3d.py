@@ -3,7 +3,7 @@
 One rigid body with a fixed pivot at the origin: the configuration is the attitude R only
 (``x ≡ v ≡ 0``). The potential is paper eq. (39), ``U(R) = -m g e3·R rho0``, so the potential is
 lowest at ``R rho0 = +e3`` (e3 points *down*, as in Lee, Leok & McClamroch). The spatial torque
-``R M = m g (R rho0) × e3`` is eq. (40) repaired (spec P2). The system follows the interface of
+``R M = m g (R rho0) × e3`` is eq. (40) repaired (the print is garbled). The system follows the interface of
 :mod:`mbslib.integrators.rodrigues_vi` (``m``, ``J``, ``force_torque``).
 """
 
@@ -22,7 +22,7 @@ E3 = np.array([0.0, 0.0, 1.0])
 
 @dataclass(frozen=True)
 class Pendulum3D:
-    """Parameters of the 3-D pendulum (defaults: spec P1, the paper gives none).
+    """Parameters of the 3-D pendulum (defaults 1, 1, 1: the paper gives none).
 
     Validated on construction: ``ValueError`` names the offending parameter.
 
@@ -77,7 +77,7 @@ def initial_conditions() -> tuple[np.ndarray, np.ndarray]:
 
 
 def h1_integrand(alpha, w) -> np.ndarray:
-    """Integrand of the H¹ norm (35) for the pivoted body: ``|theta|^2 + |Ω|^2`` (x ≡ v ≡ 0, spec P4)."""
+    """Integrand of the H¹ norm (35) for the pivoted body (x ≡ v ≡ 0): ``|theta|^2 + |Ω|^2``."""
     w = np.asarray(w, dtype=float)
     return rr_angle(alpha) ** 2 + np.sum(w * w, axis=-1)
 

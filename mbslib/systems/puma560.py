@@ -2,8 +2,9 @@
 
 Holzinger, Arnold & Gerstmayr (2024, Multibody Syst. Dyn.), Example 4.4: a six-axis Puma 560
 drives point to point from ``φ_init`` to ``φ_goal`` (their eq. 45) under joint PD control. The
-paper's Tables 9 and 10 are missing from the published article, so the data of this example are
-reconstructed:
+paper omits the robot's kinematic and inertia data ("omitted here due to space reasons"), and the
+bodies of its Tables 9 (motion profiles) and 10 (PD gains) are lost from the extracted text we
+work from (their captions survive), so the data of this example are reconstructed:
 
 - **Kinematics and inertia.** Standard Denavit–Hartenberg Puma 560 of Corke's Robotics Toolbox
   (``mdl_puma560``), whose dynamic data are those of Armstrong, Khatib & Burdick (1986, IEEE ICRA)

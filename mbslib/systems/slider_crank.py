@@ -313,6 +313,7 @@ class SliderCrankResult:
     failed_step: int
     wall_time: float
     record: np.ndarray
+    cpu_time: float = 0.0  # CPU seconds of the compiled loop (time.process_time)
 
     @property
     def ok(self) -> bool:
@@ -352,4 +353,5 @@ def simulate(form, h: float, t_end: float, *, crank: SliderCrank | None = None,
     else:
         rec = outputs(form, q, v, model.P)[None, :]
     return SliderCrankResult(q, v, int(res.n_steps), float(res.iterations_per_step),
-                             int(res.jacobians), int(res.failed_step), float(res.wall_time), rec)
+                             int(res.jacobians), int(res.failed_step), float(res.wall_time), rec,
+                             float(res.cpu_time))

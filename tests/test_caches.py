@@ -1,0 +1,44 @@
+"""The library's caches: one fingerprint, nothing deleted, kernels shared between clones."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import mbslib
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run(code, cwd, cache_home):
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env.update(XDG_CACHE_HOME=str(cache_home), PYTHONPATH=str(cwd))
+    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True,
+                          check=True).stdout
+
+
+def test_fingerprint_serves_library_and_book():
+    conf = (ROOT / "notebooks" / "conf.py").read_text()
+    assert "from mbslib import fingerprint" in conf and "hashlib" not in conf
+    assert len(mbslib.fingerprint()) == 16 and mbslib.fingerprint() == mbslib.fingerprint()
+
+
+def test_importing_keeps_other_versions_and_clones_share_compiled_kernels(tmp_path):
+    cache_home = tmp_path / "cache"
+    other = cache_home / "mbsbook" / "numba-0123456789abcdef"
+    other.mkdir(parents=True)
+    (other / "keep").write_text("another clone's kernels")
+    clones = []
+    for name in ("a", "b"):
+        clone = tmp_path / name
+        shutil.copytree(ROOT / "mbslib", clone / "mbslib", ignore=shutil.ignore_patterns("__pycache__"))
+        clones.append(clone)
+    probe = "import mbslib, mbslib.kernels as k, numpy as np; k.sinc(np.float64(0.3)); print(mbslib.fingerprint())"
+    fingerprint = _run(probe, clones[0], cache_home).strip()
+    folder = cache_home / "mbsbook" / f"numba-{fingerprint}" / "mbslib"
+    first = {p.name: p.stat().st_mtime_ns for p in folder.iterdir()}
+    assert any(name.startswith("kernels.sinc") for name in first)
+    _run(probe, clones[1], cache_home)  # the second clone, at another path, loads what the first compiled
+    assert {p.name: p.stat().st_mtime_ns for p in folder.iterdir()} == first
+    assert (other / "keep").exists()

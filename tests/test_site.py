@@ -1,0 +1,93 @@
+"""The built site: offline, paper-numbered captions with alt text, favicon, static panels.
+
+A small page is built with the book's own Sphinx configuration (notebooks/conf.py, execution
+off), so the theme, MathJax and every extension of the book take part.
+"""
+
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+
+
+def test_scanner_finds_external_loads_but_not_links():
+    import sys
+
+    sys.path.insert(0, str(NOTEBOOKS / "_ext"))
+    from offline import external_resources
+
+    page = """<a href="https://doi.org/10.1/x">paper</a> https://example.org in text
+    <script src="https://cdn.example/require.js"></script><link rel="stylesheet" href="//fonts.example/a.css">
+    <img src="_images/a.png"><script>var s = "https://cdn.example/mathjax.js";</script>
+    <style>@import "https://fonts.example/b.css"; .x { background: url(https://img.example/c.png) }</style>"""
+    assert sorted(external_resources(page)) == sorted(
+        ["https://cdn.example/require.js", "//fonts.example/a.css", "https://fonts.example/b.css",
+         "https://img.example/c.png", "https://cdn.example/mathjax.js"])
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    from sphinx.application import Sphinx
+
+    src = tmp_path_factory.mktemp("src")
+    (src / "conf.py").write_text(textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(NOTEBOOKS)!r})
+        from conf import *  # the book's configuration
+        sys.path.insert(0, {str(NOTEBOOKS / "_ext")!r})
+        html_static_path = [{str(NOTEBOOKS / "_static")!r}]
+        html_favicon = {str(NOTEBOOKS / "_static" / "favicon.svg")!r}
+        include_patterns = ["index.md"]
+        nb_execution_mode = "off"
+        def setup(app):
+            pass
+        """))
+    (src / "index.md").write_text(textwrap.dedent("""
+        # A page
+
+        Math $E = \\tfrac12 m v^2$ and
+        $$ \\dot q = v . $$
+
+        ## Fig. 3 — energy
+
+        ```{figure} plot.png
+        :name: fig-energy
+
+        Energy increments of the scheme
+        ```
+
+        ## Notes
+
+        ```{figure} plot.png
+        Not a paper figure
+        ```
+        """))
+    shutil.copy(NOTEBOOKS / "_static" / "favicon.svg", src / "plot.png")  # any image file will do
+    out = tmp_path_factory.mktemp("html")
+    app = Sphinx(str(src), str(src), str(out), str(out / ".doctrees"), "html", status=None, warning=None,
+                 freshenv=True)
+    app.build()
+    return out
+
+
+def test_built_page_is_self_contained(site):
+    import sys
+
+    sys.path.insert(0, str(NOTEBOOKS / "_ext"))
+    from offline import check_site
+
+    assert check_site(site) == {}
+    assert (site / "_static" / "mathjax" / "tex-chtml.js").exists()
+    page = (site / "index.html").read_text()
+    assert "_static/mathjax/tex-chtml.js" in page and "favicon.svg" in page
+
+
+def test_captions_carry_the_paper_numbers_and_alt_text(site):
+    page = (site / "index.html").read_text()
+    assert "Fig. 3. </span>" in page or "Fig. 3. Energy increments" in page
+    assert 'alt="Fig. 3. Energy increments of the scheme"' in page
+    assert "Fig. 1" not in page and "Not a paper figure" in page
