@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mbslib.trajectory import Work
+
 Residual = Callable[[np.ndarray], np.ndarray]
 Jacobian = Callable[[np.ndarray], np.ndarray]
 
@@ -39,11 +41,31 @@ class NewtonReport:
     residual_history : tuple of float
         Max-norm of the residual before each update and after the last one,
         ``len == n_iter + 1``.
+    n_residual : int
+        Evaluations of the residual: one per iterate, plus two per column of a
+        finite-difference Jacobian.
+    n_jacobian : int
+        Jacobian evaluations (analytic or by finite differences).
+    n_factorisations : int
+        Factorisations of the Newton matrix, one per update here.
+    fallback_iter : int
+        Updates of a fallback solve that replaced a failed first attempt (0: no fallback ran);
+        ``n_iter`` counts the updates of both attempts.
     """
 
     converged: bool
     n_iter: int
     residual_history: tuple[float, ...]
+    n_residual: int = 0
+    n_jacobian: int = 0
+    n_factorisations: int = 0
+    fallback_iter: int = 0
+
+    @property
+    def work(self) -> Work:
+        """The solve's counted work (no steps: the driver counts those)."""
+        return Work(rhs_evaluations=self.n_residual, newton_iterations=self.n_iter,
+                    jacobian_evaluations=self.n_jacobian, factorisations=self.n_factorisations)
 
 
 class NewtonError(RuntimeError):
@@ -175,8 +197,15 @@ def newton_solve(
     if linear_solver == "lstsq" and not rcond >= 0:
         raise ValueError(f"rcond must be non-negative, got {rcond}")
 
+    count = {"residual": 0, "jacobian": 0}
+
+    def counted_residual(x):
+        count["residual"] += 1
+        return residual(x)
+
     def update(x, r, history):
-        J = jacobian(x) if jacobian is not None else fd_jacobian(residual, x)
+        count["jacobian"] += 1
+        J = jacobian(x) if jacobian is not None else fd_jacobian(counted_residual, x)
         try:
             return x - _newton_update(J, r, linear_solver, rcond)
         except np.linalg.LinAlgError as exc:
@@ -184,7 +213,7 @@ def newton_solve(
             raise NewtonError(f"{what} ({exc})", history, t=t) from None
 
     def max_norm(x):
-        r = np.asarray(residual(x), dtype=float)
+        r = np.asarray(counted_residual(x), dtype=float)
         return r, (float(np.max(np.abs(r))) if r.size else 0.0)
 
     x = np.array(x0, dtype=float)
@@ -199,7 +228,8 @@ def newton_solve(
                 x = update(x, r, history)
                 history.append(max_norm(x)[1])
                 n_iter += 1
-            return x, NewtonReport(True, n_iter, tuple(history))
+            return x, NewtonReport(True, n_iter, tuple(history), n_residual=count["residual"],
+                                   n_jacobian=count["jacobian"], n_factorisations=count["jacobian"])
         if n_iter == max_iter:
             break
         x = update(x, r, history)

@@ -3,66 +3,21 @@
 A scheme is a pure step function ``step(x_n, h, t_n) -> (x_n1, report)`` (bind the system with
 :func:`functools.partial`); ``report`` is a :class:`~mbslib.newton.NewtonReport` for implicit
 schemes and ``None`` for explicit ones. :func:`simulate` owns the time loop and returns a
-time-major :class:`Trajectory`.
+time-major :class:`~mbslib.trajectory.Trajectory` with the counted work of the run.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 
 import numpy as np
 
 from mbslib.newton import NewtonError, NewtonReport
+from mbslib.trajectory import Trajectory, Work, total_work
 from mbslib.validation import positive
 
 Step = Callable[[np.ndarray, float, float], tuple[np.ndarray, NewtonReport | None]]
-
-
-@dataclass(frozen=True)
-class Trajectory:
-    """A discrete trajectory.
-
-    Attributes
-    ----------
-    t : ndarray, shape (N+1,)
-        Time grid ``t0 + n h``.
-    x : ndarray, shape (N+1, n)
-        States, time-major: ``x[k]`` is the state at ``t[k]``.
-    reports : tuple
-        One Newton report (or None for explicit schemes) per step, ``len == N``.
-    wall_time : float
-        Seconds spent in the time loop.
-    failure : NewtonError or None
-        With ``simulate(..., throw=False)``: the Newton failure that ended the run early (the
-        trajectory then holds the converged steps before it), else None.
-    """
-
-    t: np.ndarray
-    x: np.ndarray
-    reports: tuple
-    wall_time: float
-    failure: NewtonError | None = None
-
-    @property
-    def h(self) -> float:
-        """The step size."""
-        return float(self.t[1] - self.t[0])
-
-    @property
-    def n_steps(self) -> int:
-        return len(self.t) - 1
-
-    @property
-    def n_iter(self) -> np.ndarray:
-        """Newton iterations per step, shape (N,) (zeros for explicit schemes)."""
-        return np.array([0 if r is None else r.n_iter for r in self.reports], dtype=int)
-
-    @property
-    def time_per_step(self) -> float:
-        """Mean wall time of one step in seconds."""
-        return self.wall_time / max(self.n_steps, 1)
 
 
 def n_steps_for(h: float, t_end: float, t0: float = 0.0) -> int:
@@ -136,7 +91,7 @@ def simulate(
     x[0] = x0
     reports = []
     failure = None
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     for k in progress(range(n), total=n, disable=not show_progress, desc=desc):
         try:
             x_next, report = step(x[k], h, t[k])
@@ -149,6 +104,8 @@ def simulate(
             raise FloatingPointError(f"step {k} at t = {t[k]:.6g} returned a non-finite state")
         x[k + 1] = x_next
         reports.append(report)
-    wall = time.perf_counter() - start
+    wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
     kept = len(reports) + 1
-    return Trajectory(t=t[:kept], x=x[:kept], reports=tuple(reports), wall_time=wall, failure=failure)
+    work = Work(steps=len(reports)) + total_work(reports)
+    return Trajectory(t=t[:kept], x=x[:kept], reports=tuple(reports), wall_time=wall, cpu_time=cpu,
+                      failure=failure, work=work)

@@ -121,3 +121,24 @@ def test_bad_option_names_raise():
         newton_solve(residual, np.zeros(2), jacobian, linear_solver="LU")
     with pytest.raises(ValueError, match="rcond"):
         newton_solve(residual, np.zeros(2), jacobian, linear_solver="lstsq", rcond=-1.0)
+
+
+def test_report_counts_every_evaluation_of_the_solve():
+    calls = {"residual": 0, "jacobian": 0}
+
+    def counted_residual(x):
+        calls["residual"] += 1
+        return residual(x)
+
+    def counted_jacobian(x):
+        calls["jacobian"] += 1
+        return jacobian(x)
+
+    _, report = newton_solve(counted_residual, np.array([1.0, -1.0]), counted_jacobian, tol=1e-12)
+    assert (report.n_residual, report.n_jacobian) == (calls["residual"], calls["jacobian"])
+    assert report.n_jacobian == report.n_factorisations == report.n_iter
+    calls["residual"] = 0
+    _, fd = newton_solve(counted_residual, np.array([1.0, -1.0]), tol=1e-12)
+    assert fd.n_residual == calls["residual"] == fd.n_iter + 1 + 2 * 2 * fd.n_jacobian  # 2 columns, ± each
+    work = fd.work
+    assert (work.steps, work.newton_iterations, work.rhs_evaluations) == (0, fd.n_iter, fd.n_residual)

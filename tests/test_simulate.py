@@ -3,6 +3,7 @@ import pytest
 
 from mbslib.newton import NewtonError, newton_solve
 from mbslib.simulate import n_steps_for, simulate
+from mbslib.trajectory import Work
 
 
 def step_implicit_euler(lam, x, h, t):
@@ -57,3 +58,19 @@ def test_bad_step_sizes(h, t_end, match):
 def test_progress_bar_runs():
     traj = simulate(lambda x, h, t: (x, None), [0.0], 0.5, 1.0, show_progress=True)
     assert traj.n_steps == 2
+
+
+def test_trajectory_carries_the_counted_work():
+    traj = simulate(lambda x, h, t: step_implicit_euler(-2.0, x, h, t), [1.0], 0.1, 1.0)
+    w = traj.work
+    assert (w.steps, w.newton_iterations, w.jacobian_evaluations, w.factorisations) == (10, 10, 10, 10)
+    assert w.rhs_evaluations == sum(len(r.residual_history) for r in traj.reports) == 20
+    assert w.per_step()["newton_iterations"] == 1.0 and traj.cpu_time >= 0
+    explicit = simulate(lambda x, h, t: (x + h, None), [0.0], 0.1, 1.0)
+    assert explicit.work == Work(steps=10)
+
+
+def test_work_adds_and_validates():
+    assert Work(steps=1, rhs_evaluations=2) + Work(steps=3, factorisations=1) == Work(4, 0, 2, 0, 0, 1)
+    with pytest.raises(ValueError, match="rejected_steps"):
+        Work(rejected_steps=-1)

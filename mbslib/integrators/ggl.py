@@ -16,9 +16,7 @@ Two negative controls (not in the paper): ``variant="printed"`` keeps the mispri
 ``variant="no_hessian"`` drops the Hessian terms of (41b, c), i.e. discretises the classical GGL
 equations the same way.
 
-State layout
-------------
-A step maps the unknown vector of the previous step to the next one,
+State layout: a step maps the unknown vector of the previous step to the next one,
 ``x = [q_{n+1}; p_{n+1}; v_n; λ_n; γ_{n+1}]`` of length 3d + 2m. Only (q, p) of the incoming
 vector define the step; its v, λ, γ are the warm start of Newton's method. Row n+1 of a
 trajectory therefore stores q_{n+1}, p_{n+1} and the velocity v_n of the step *into* it
@@ -30,6 +28,7 @@ for which the Newton matrix below is exact.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
@@ -184,7 +183,8 @@ def step_ggl(system, x_n, h: float, t: float = 0.0, *, variant: str = "paper", t
     variant : {"paper", "printed", "no_hessian"}
         "paper": eqs. (41a-e) with p_{n+1} in the Hessian term; "printed" and "no_hessian" are
         the negative controls of :func:`residual_ggl`.
-    tol, max_iter : Newton settings (paper: 1e-9 on max|R|).
+    tol, max_iter : float, int
+        Newton settings (paper: 1e-9 on max|R|).
 
     Returns
     -------
@@ -197,8 +197,9 @@ def step_ggl(system, x_n, h: float, t: float = 0.0, *, variant: str = "paper", t
         If plain Newton fails (nearly singular Newton matrix at a singular configuration), the
         step is solved again from the same guess with minimum-norm updates
         (:func:`mbslib.newton.newton_solve` with ``linear_solver="lstsq"``, ``rcond = 1e-12``);
-        the report then counts ``max_iter`` plus the fallback's iterations and joins both
-        residual histories.
+        the report then counts the updates of both attempts (the abandoned one's up to its
+        failure) and the fallback's alone (``fallback_iter``), joins both residual histories and
+        counts every residual and Jacobian evaluation.
 
     Raises
     ------
@@ -217,8 +218,16 @@ def step_ggl(system, x_n, h: float, t: float = 0.0, *, variant: str = "paper", t
     """
     positive(h=h)
     x_n = np.asarray(x_n, dtype=float)
-    residual = lambda x: residual_ggl(system, x_n, x, h, variant)  # noqa: E731
-    jacobian = lambda x: jacobian_ggl(system, x_n, x, h, variant)  # noqa: E731
+    calls = {"residual": 0, "jacobian": 0}  # the work of an abandoned LU attempt is counted too
+
+    def residual(x):
+        calls["residual"] += 1
+        return residual_ggl(system, x_n, x, h, variant)
+
+    def jacobian(x):
+        calls["jacobian"] += 1
+        return jacobian_ggl(system, x_n, x, h, variant)
+
     guess = initial_guess(system, x_n, h)
 
     def solve(linear_solver):
@@ -239,7 +248,11 @@ def step_ggl(system, x_n, h: float, t: float = 0.0, *, variant: str = "paper", t
             reason = f"no convergence with minimum-norm updates either ({second.reason})"
             raise NewtonError(reason, second.residual_history, t=t) from None
         history = failure.residual_history + report.residual_history
-        return x, NewtonReport(True, max_iter + report.n_iter, history)
+        failed = len(failure.residual_history) - 1  # updates of the abandoned LU attempt
+        return x, replace(report, n_iter=failed + report.n_iter, residual_history=history,
+                          fallback_iter=report.n_iter,
+                          n_residual=calls["residual"], n_jacobian=calls["jacobian"],
+                          n_factorisations=calls["jacobian"])
 
 
 class GGLTrajectory(NamedTuple):
@@ -258,7 +271,7 @@ class GGLTrajectory(NamedTuple):
 
 
 def split_trajectory(system, traj) -> GGLTrajectory:
-    """Re-index a :class:`~mbslib.simulate.Trajectory` of unknown vectors to node quantities."""
+    """Re-index a :class:`~mbslib.trajectory.Trajectory` of unknown vectors to node quantities."""
     u = split(system, traj.x)
     nan_row = lambda a: np.full((1, a.shape[1]), np.nan)  # noqa: E731
     v = np.vstack([u.v[1:], nan_row(u.v)])

@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from mbslib.newton import NewtonError, NewtonReport, fd_jacobian, newton_solve
+from mbslib.newton import NewtonError, NewtonReport, newton_solve
 from mbslib.quaternions import G, Ql, Qr, exp_s3_with_jacobian, minus
 from mbslib.systems.livens_systems import KineticParts
 from mbslib.validation import positive
@@ -53,24 +53,21 @@ JACOBIANS = ("analytic", "fd")
 
 @dataclass(frozen=True)
 class StepReport(NewtonReport):
-    """A :class:`~mbslib.newton.NewtonReport` with the work of the step counted.
+    """A :class:`~mbslib.newton.NewtonReport` with the size of the step's Newton system.
+
+    The inherited counts cover the step's whole work: ``n_residual`` includes the two residual
+    evaluations per column of a finite-difference Jacobian and Null-EML's evaluation that
+    recovers λ.
 
     Attributes
     ----------
     n_unknowns : int
         Size of the Newton system (13 for EML on one body, 5 for REML, 3 for Null-EML).
-    n_residual : int
-        Evaluations of the step's residual: Newton's own (``n_iter + 1``), the two per column
-        of a finite-difference Jacobian, and Null-EML's evaluation that recovers λ.
-    n_jacobian : int
-        Jacobian evaluations (analytic or by finite differences), one per Newton update.
     n_fd_columns : int
         Columns built by central differences (``n_unknowns`` per FD Jacobian, 0 if analytic).
     """
 
     n_unknowns: int = 0
-    n_residual: int = 0
-    n_jacobian: int = 0
     n_fd_columns: int = 0
 
     @property
@@ -79,34 +76,16 @@ class StepReport(NewtonReport):
         return self.n_iter
 
 
-class _Counted:
-    """The residual and Jacobian of one step, counting their evaluations."""
-
-    def __init__(self, residual, analytic, kind):
-        if kind not in JACOBIANS:
-            raise ValueError(f"jacobian must be 'analytic' or 'fd', got {kind!r}")
-        self._residual, self._analytic, self._kind = residual, analytic, kind
-        self.n_residual = self.n_jacobian = self.n_fd_columns = 0
-
-    def residual(self, z):
-        self.n_residual += 1
-        return self._residual(z)
-
-    def jacobian(self, z):
-        self.n_jacobian += 1
-        if self._kind == "analytic":
-            return self._analytic(z)
-        self.n_fd_columns += z.size
-        return fd_jacobian(self.residual, z)  # central differences, as the authors' code
-
-
 def _solve(residual, x0, analytic, t, kind="analytic"):
-    """Newton with the authors' extra update, counting its work; returns ``(x, StepReport)``."""
-    work = _Counted(residual, analytic, kind)
-    x, rep = newton_solve(work.residual, x0, work.jacobian, t=t, extra_update=True)
-    return x, StepReport(rep.converged, rep.n_iter, rep.residual_history, n_unknowns=np.size(x0),
-                         n_residual=work.n_residual, n_jacobian=work.n_jacobian,
-                         n_fd_columns=work.n_fd_columns)
+    """Newton with the authors' extra update, counting its work; returns ``(x, StepReport)``.
+
+    ``kind="fd"`` builds the Jacobian by central differences, as the authors' code does.
+    """
+    if kind not in JACOBIANS:
+        raise ValueError(f"jacobian must be 'analytic' or 'fd', got {kind!r}")
+    x, rep = newton_solve(residual, x0, analytic if kind == "analytic" else None, t=t, extra_update=True)
+    n_fd_columns = np.size(x0) * rep.n_jacobian if kind == "fd" else 0
+    return x, StepReport(**vars(rep), n_unknowns=np.size(x0), n_fd_columns=n_fd_columns)
 
 
 def _guard_antipodal(system, q0, q1, history, t):
@@ -442,7 +421,7 @@ def _mph_equations(system, x_n, x_n1, h, t, with_jacobian, inverse):
     R2 = p1 - p0 + h ∂_qT*(q^{n+1/2}, p^{n+1/2}) + h ∇V(q^{n+1/2}) + h λ q^{n+1/2},
          ``∂_qT*(q, p) = ¼ Q_l(p) J4⁻¹ Q_l(p)ᵀ q``
     R3 = ½(q1·q1 - 1)
-    ``inverse="numerical"`` solves with M4(q^{n+1/2}) (|q^{n+1/2}| < 1, as the authors' code);
+    ``inverse="numerical"`` solves with M4(q^{n+1/2}) (``|q^{n+1/2}| < 1``, as the authors' code);
     ``"analytic"`` uses ``¼ Q_l J4⁻¹ Q_lᵀ``.
     """
     q0, p0, q1, p1, lam = x_n[:4], x_n[4:8], x_n1[:4], x_n1[4:8], x_n1[8]
