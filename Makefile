@@ -7,7 +7,7 @@ VENV := .venv
 PY ?= $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: book test lab clean clean-cache
+.PHONY: book test lab bench clean clean-cache
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "mbsbook needs Python 3.11 or newer, found " + sys.version.split()[0]'
@@ -35,6 +35,12 @@ lab: $(STAMP)
 	mkdir -p $(VENV)/etc/jupyter/labconfig
 	cp lab/default_setting_overrides.json $(VENV)/etc/jupyter/labconfig/
 	$(VENV)/bin/jupyter lab notebooks $(if $(filter 0,$(shell id -u)),--allow-root)
+
+# Cost per step of chapter 002's compiled integrators against Exudyn on the same models (a table
+# of µs/step and ratios; a benchmark, nothing passes or fails on a time).
+bench: $(if $(filter $(PY),$(VENV)/bin/python),$(STAMP))
+	$(PY) -m mbslib.precompile
+	$(PY) benchmarks/bench_002.py
 
 clean:
 	rm -rf _build

@@ -139,10 +139,10 @@ def lu_factor(A, piv):
 
 
 @numba.njit(cache=True)
-def lu_solve(LU, piv, b):
-    """Solve ``A x = b`` with the factors of :func:`lu_factor`."""
-    n = b.size
-    x = b.copy()
+def lu_solve_in_place(LU, piv, x):
+    """Overwrite ``x`` (the right-hand side) with the solution of ``A x = b``, ``LU, piv`` the
+    factors of :func:`lu_factor` (no allocation)."""
+    n = x.size
     for k in range(n):
         p = piv[k]
         if p != k:
@@ -155,7 +155,6 @@ def lu_solve(LU, piv, b):
         for j in range(k + 1, n):
             acc -= LU[k, j] * x[j]
         x[k] = acc / LU[k, k]
-    return x
 
 
 @numba.njit(cache=True)
@@ -166,7 +165,7 @@ def skew(a):
 
 @numba.njit(cache=True)
 def sinc(x):
-    """sin x / x, Taylor series below |x| = 1e-4."""
+    """sin x / x, Taylor series below ``|x| = 1e-4``."""
     if abs(x) < 1e-4:
         return 1.0 - x * x / 6.0 + x**4 / 120.0
     return np.sin(x) / x
@@ -269,7 +268,7 @@ def compose_rv(psi0, omega):
     """Rotation vector ``ψ = ψ₀ ⋄ Ω`` with ``R(ψ) = R(ψ₀) R(Ω)`` (eq. 30, App. A.3).
 
     Computed through the unit-quaternion product; the angle is ``2 atan2(|ρ|/2, x)`` ∈ [0, 2π]
-    (no flip to |ψ| ≤ π, as in Exudyn), which stays accurate for small angles. Shape (3,).
+    (no flip to ``|ψ| ≤ π``, as in Exudyn), which stays accurate for small angles. Shape (3,).
     """
     a0 = np.sqrt(psi0[0] ** 2 + psi0[1] ** 2 + psi0[2] ** 2)
     a1 = np.sqrt(omega[0] ** 2 + omega[1] ** 2 + omega[2] ** 2)

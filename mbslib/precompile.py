@@ -1,12 +1,13 @@
 """Compile the numba kernels before the chapters run: ``python -m mbslib.precompile``.
 
 Numba compiles a kernel on its first call and keeps the machine code in an on-disk cache (one
-per version of the library sources, see :mod:`mbslib`). The generalized-α and Runge–Kutta
-kernels of chapter 002 serve every model of the chapter through one dispatch on the model code,
-and compiling them takes about a minute and a half; the binder torus of chapter 003 takes a few
-seconds. ``make book``, ``make lab`` and Binder's ``postBuild`` run this module after the
-installation, so that no chapter waits for the compiler; with a warm cache it only loads the
-machine code (a few seconds).
+per version of the library sources, see :mod:`mbslib`). The generalized-α kernels of chapter 002
+are compiled once for every model (the model's kernels are an argument) and each model family's
+kernels once for every formulation; the Runge–Kutta kernels serve every model through one
+dispatch on the model code; the binder torus of chapter 003 takes a few seconds. ``make book``,
+``make lab``, ``make bench`` and Binder's ``postBuild`` run this module after the installation,
+so that no chapter waits for the compiler; with a warm cache it only loads the machine code (a
+few seconds).
 
 Every call below is a tiny run with the argument types the chapters use, so that the cached
 signatures are the ones the chapters look up.
@@ -32,9 +33,11 @@ def _single_bodies() -> None:
     """Heavy tops (free and with a spherical joint) and the rotor: both integrator families, the
     one-step functions and the evaluations the chapter calls from Python."""
     top = lg.HeavyTop()
-    models = [lg.heavy_top_model(code, top) for code in (lg.TOP_RV, lg.SPH_EP)]
-    models.append(lg.rotor_model(lg.ROT_RV))
-    for model, x0 in models:
+    models = [lg.heavy_top_model(code, top) for code in range(lg.ROT_RV)]
+    models += [lg.rotor_model(code) for code in (lg.ROT_RV, lg.ROT_RXYZ, lg.ROT_EP)]
+    for model, x0 in models:  # each model family's kernels with each formulation
+        ga.integrate_genalpha(model, x0, 1e-4, 2e-4, record_every=1)
+    for model, x0 in models[lg.TOP_RV], models[lg.SPH_EP], models[lg.ROT_RV]:
         n = model.n
         run = ga.integrate_genalpha(model, x0, 1e-4, 2e-4, record_every=1)
         lg.com_state(model.code, run.q, run.v, model.P)
@@ -54,7 +57,8 @@ def _single_bodies() -> None:
 
 def _systems() -> None:
     """The slider–crank and the Puma 560 in absolute and minimal coordinates."""
-    sc.simulate(sc.RV, 1e-3, 2e-3, record_every=1)
+    for form in (sc.RV, sc.RXYZ, sc.EP):
+        sc.simulate(form, 1e-3, 2e-3, record_every=1)
     robot = Puma560()
     system = robot.system().params()
     x0 = robot.absolute_state(mb.RV)

@@ -415,6 +415,30 @@ def test_exudyn_rkmk_matches_ours():
         exudyn_models.run_heavy_top("quaternion")
 
 
+@pytest.mark.parametrize("node", ["RV", "Rxyz", "EP"])
+def test_exudyn_models_of_the_benchmark_match_ours(node):
+    """The rotor and the Puma 560 (absolute and joint coordinates, step command) of
+    ``benchmarks/bench_002.py`` compute what our models compute."""
+    from mbslib import exudyn_models as ex
+    from mbslib.systems.puma560 import Puma560
+
+    code = {"RV": 0, "Rxyz": 1, "EP": 2}[node]
+    m, x0 = L.rotor_model(L.ROT_RV + code)
+    ours = ga.integrate_genalpha(m, x0, 1e-4, 0.01)
+    theirs = ex.solve(ex.rotor_system(node), "GeneralizedAlpha", 1e-4, 0.01)
+    assert np.abs(L.com_state(m.code, ours.q, ours.v, m.P) - theirs.com).max() < 1e-8
+    robot = Puma560(phi_goal_deg=tuple(np.asarray(Puma560().phi_init_deg) + 10.0))
+    m = L.Model(L.MB_RV + code, robot.system(profile=False).params())
+    ours = ga.integrate_genalpha(m, robot.absolute_state(code), 1e-3, 0.05)
+    theirs = ex.solve(ex.puma_system(node, robot, profile=False), "GeneralizedAlpha", 1e-3, 0.05)
+    assert np.abs(ours.q[-3 - m.form[0]:-m.form[0]] - theirs.com[:3]).max() < 1e-9  # link 6's centre of mass
+    if node == "RV":
+        chain = ga.integrate_genalpha(L.Model(L.CHAIN, robot.params(profile=False)), robot.initial_state(), 1e-3,
+                                      0.05)
+        tree = ex.solve(ex.puma_tree_system(robot), "GeneralizedAlpha", 1e-3, 0.05)
+        assert np.abs(np.concatenate([chain.q, chain.v]) - tree.com).max() < 1e-9
+
+
 # --- rotor surrogate ------------------------------------------------------------------------
 
 

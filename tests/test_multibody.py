@@ -207,28 +207,6 @@ def test_constraint_jacobian_against_finite_differences(name, system, rng):
     assert np.allclose(B, fd, rtol=0, atol=1e-8)
 
 
-@pytest.mark.parametrize("system", SYSTEMS)
-@pytest.mark.parametrize("name", FORMS)
-def test_force_jacobians_against_finite_differences(name, system, rng):
-    """``K = −∂g/∂z`` along ``uac`` and ``C = −∂g/∂v`` over all columns, with springs inside
-    their bang–bang ramp (t = 0.3 s: moving offsets)."""
-    form = FORMS[name]
-    P = SYSTEMS[system]().params()
-    q, v = random_state(form, P, rng)
-    t = 0.3
-    K, C = mb.force_jacobians(form, q, v, t, P)
-    fd_K = -central_difference(lambda z: mb.force(form, mb.uac(form, q, z), v, t, P),
-                               np.zeros(q.size))
-    fd_C = -central_difference(lambda w: mb.force(form, q, w, t, P), v)
-    scale = max(1.0, np.max(np.abs(fd_K)), np.max(np.abs(fd_C)))
-    assert np.allclose(K, fd_K, rtol=0, atol=1e-8 * scale)
-    assert np.allclose(C, fd_C, rtol=0, atol=1e-8 * scale)
-    if system == "mixed":  # the springs couple the bodies: off-diagonal blocks are non-zero
-        m = 3 + mb.n_rot(form)
-        assert np.max(np.abs(C[3:m, m + 3:2 * m])) > 1e-3
-        assert np.max(np.abs(C[m + 3:2 * m, 2 * m + 3:])) > 1e-3
-
-
 @pytest.mark.parametrize("name", ["Rxyz", "EP"])
 def test_classical_force_satisfies_lagrange_equations(name, rng):
     """Formulation 2: ``Ĥᵀĝ = −(Ṁρ̇ − ∂T/∂ρ)`` for ``T = ½ vᵀM(q)v`` (no gravity, no springs).

@@ -9,13 +9,15 @@ with ``q = UAC(q_n, Δq)`` and the generalized-α relations between ``Δq``, ``v
 Lie group model ``UAC`` is the LGT map and the iteration matrix (40) carries ``T_exp(Δq)`` on the
 stiffness and constraint blocks; the paper replaces it by ``I`` (``use_texp=False``). For a
 classical model ``UAC`` is addition, ``T_exp = I`` and Algorithm 5 *is* Algorithm 4: ``Δq`` is
-``q_{n+1} − q_n``, ``v = q̇``, ``v̇ = q̈``. So one numba kernel runs both.
+``q_{n+1} − q_n``, ``v = q̇``, ``v̇ = q̈``. So one numba kernel runs both, and every model:
+it takes the model's compiled kernels as an argument (:mod:`mbslib.systems.compiled_model`) and
+is compiled once; its time loop allocates nothing per step.
 
 Details (reconstructed in spec §2.10–2.13, following the authors' Exudyn solver):
 
-- ``K_t = −∂g/∂z`` at ``z = 0`` for ``q ∘ exp(z)`` and ``C_t = −∂g/∂v`` by central differences
-  (:func:`~mbslib.systems.lie_group_mbs.force_jacobians`; eqs. 37/42, 38/43: derivatives of
-  ``M v̇`` and of the constraint forces are neglected);
+- ``K_t = −∂g/∂z`` at ``z = 0`` for ``q ∘ exp(z)`` and ``C_t = −∂g/∂v``, analytic, from the
+  model's kernels (eqs. 37/42, 38/43: derivatives of ``M v̇`` and of the constraint forces are
+  neglected, as in the paper);
 - Bottasso scaling: equilibrium rows times ``β h²``, multipliers solved as ``β h² Δλ``;
 - convergence: ``|r| ≤ max(r_tol |r⁽⁰⁾|, a_tol)`` with ``r⁽⁰⁾`` the residual of the predictor,
   and ``|Φ| ≤ a_tol``;
@@ -34,29 +36,12 @@ from dataclasses import dataclass, field
 
 import numba
 import numpy as np
+from numba import types
 
-from mbslib.kernels import (
-    lu_factor,
-    lu_solve,
-    mm,
-    mtv,
-    mv,
-    solve,
-)
+from mbslib.kernels import lu_factor, lu_solve_in_place, mv, solve
 from mbslib.newton import NewtonError, NewtonReport
-from mbslib.systems.lie_group_mbs import (
-    Model,
-    constraint,
-    constraint_jacobian,
-    force,
-    force_jacobians,
-    mass_matrix,
-    n_constraints,
-    n_record,
-    record,
-    tangent,
-    uac,
-)
+from mbslib.systems.compiled_model import FORM_T, MODEL_T, bind, workspace
+from mbslib.systems.lie_group_mbs import Model
 from mbslib.validation import in_range, positive
 
 
@@ -124,182 +109,257 @@ class NewtonSettings:
 
 
 # ---------------------------------------------------------------------------------------------
-# numba kernels
+# numba kernels (compiled once for every model: the model is an argument of type MODEL_T)
 # ---------------------------------------------------------------------------------------------
 
-
-@numba.njit(cache=True)
-def _residual(code, P, q, v, vd, lam, t, B):
-    """Equilibrium residual (39)/(34) and constraints Φ at the current iterate; ``B`` is the
-    constraint Jacobian at ``q`` (shared with the iteration matrix)."""
-    r = mv(mass_matrix(code, q, P), vd) - force(code, q, v, t, P)
-    if lam.size > 0:
-        r += mtv(B, lam)
-    return r, constraint(code, q, P)
+_V, _I8, _F8, _B1 = types.float64[::1], types.int64, types.float64, types.boolean
+_M2 = types.float64[:, ::1]
+_COEF_T = types.UniTuple(_F8, 4)
+_SET_T = types.Tuple((_B1, _F8, _F8, _I8, _F8, _I8, _B1, _I8))
 
 
 @numba.njit(cache=True)
-def _iteration_matrix(code, P, q, v, dq, t, h, beta, beta_p, gamma_p, use_texp, B):
-    """Scaled iteration matrix (40)/(35): ``[[βh² (M β' + C γ' + K T), Bᵀ], [B T, 0]]``; ``B`` is
-    the constraint Jacobian at ``q``."""
+def _norm(x):
+    """Euclidean norm (no temporary array)."""
+    acc = 0.0
+    for i in range(x.size):
+        acc += x[i] * x[i]
+    return np.sqrt(acc)
+
+
+@numba.njit(cache=True)
+def _evaluate(model, form, P, q, v, vd, lam, t, jac, work, M, g, K, C, B, phi, r):
+    """Residual (39)/(34) ``r = M v̇ − g + Bᵀλ``, ``Φ`` and ``B`` at the iterate; with ``jac``
+    also ``K`` and ``C`` for the iteration matrix."""
+    model[0](form, P, q, v, t, jac, work, M, g, K, C)
+    model[1](form, P, q, work, phi, B)
     n = q.size
-    j = n_constraints(code, P)
-    K, C = force_jacobians(code, q, v, t, P)
-    T = tangent(code, dq) if use_texp else np.eye(n)
-    S = np.zeros((n + j, n + j))
-    S[:n, :n] = (beta * h * h) * (mass_matrix(code, q, P) * beta_p + C * gamma_p + mm(K, T))
-    if j > 0:
-        S[:n, n:] = B.T
-        S[n:, :n] = mm(B, T)
-    return S
+    for i in range(n):
+        acc = -g[i]
+        for k in range(n):
+            acc += M[i, k] * vd[k]
+        r[i] = acc
+    for jj in range(lam.size):
+        lj = lam[jj]
+        for i in range(n):
+            r[i] += B[jj, i] * lj
 
 
 @numba.njit(cache=True)
-def _initial_acceleration(code, P, q, v, t):
-    """Consistent ``v̇₀, λ₀`` from ``[[M, Bᵀ], [B, 0]] [v̇; λ] = [g; −Ḃ v]`` (Ḃ v by differences)."""
+def _iteration_matrix(model, form, P, dq, scale, beta_p, gamma_p, use_texp, M, K, C, B, T, S):
+    """Scaled iteration matrix (40)/(35) ``[[βh² (M β' + C γ' + K T), Bᵀ], [B T, 0]]`` into ``S``
+    (``scale = βh²``) from the ``M, K, C, B`` of the last :func:`_evaluate` with ``jac``."""
+    n = M.shape[0]
+    j = B.shape[0]
+    if use_texp:
+        model[4](form, P, dq, T)
+    for i in range(n):
+        for k in range(n):
+            kt = K[i, k]
+            if use_texp:
+                kt = 0.0
+                for m in range(n):
+                    kt += K[i, m] * T[m, k]
+            S[i, k] = scale * (M[i, k] * beta_p + C[i, k] * gamma_p + kt)
+        for jj in range(j):
+            S[i, n + jj] = B[jj, i]
+    for jj in range(j):
+        for k in range(n):
+            bt = B[jj, k]
+            if use_texp:
+                bt = 0.0
+                for m in range(n):
+                    bt += B[jj, m] * T[m, k]
+            S[n + jj, k] = bt
+        for kk in range(j):
+            S[n + jj, n + kk] = 0.0
+
+
+@numba.njit(cache=True)
+def _initial_acceleration(model, form, P, q, v, t, n_pages, j):
+    """Consistent ``v̇₀, λ₀`` from ``[[M, Bᵀ], [B, 0]] [v̇; λ] = [g; −Ḃ v]`` (Ḃ v by differences
+    of B along the update map: once per run, outside Newton)."""
     n = q.size
-    j = n_constraints(code, P)
+    work = workspace(n_pages)
+    M, g, K, C = np.zeros((n, n)), np.zeros(n), np.zeros((n, n)), np.zeros((n, n))
+    B, phi = np.zeros((j, n)), np.zeros(j)
+    model[0](form, P, q, v, t, False, work, M, g, K, C)
     A = np.zeros((n + j, n + j))
     rhs = np.zeros(n + j)
-    A[:n, :n] = mass_matrix(code, q, P)
-    rhs[:n] = force(code, q, v, t, P)
+    A[:n, :n] = M
+    rhs[:n] = g
     if j > 0:
-        B = constraint_jacobian(code, q, P)
+        model[1](form, P, q, work, phi, B)
         A[:n, n:] = B.T
         A[n:, :n] = B
         s = 1e-6 / max(1.0, np.max(np.abs(v)))
-        Bp = constraint_jacobian(code, uac(code, q, s * v), P)
-        Bm = constraint_jacobian(code, uac(code, q, -s * v), P)
-        rhs[n:] = -(mv(Bp, v) - mv(Bm, v)) / (2.0 * s)
+        qs = np.empty(n)
+        for sign in (1.0, -1.0):
+            model[3](form, P, q, sign * s * v, qs)
+            model[1](form, P, qs, work, phi, B)
+            rhs[n:] -= sign * mv(B, v) / (2.0 * s)
     x = solve(A, rhs)
     return x[:n], x[n:]
 
 
 @numba.njit(cache=True)
-def _step(code, P, q_n, v_n, vd_n, a_n, t_n, h, coefficients, settings, S, piv, have_S, history):
-    """One Lie group / classical generalized-α step (Algorithm 5 ≡ Algorithm 4 for addition UAC).
+def _integrate(model, form, P, n_pages, j, q, v, vd, a, lam, t0, h, n_steps, coefficients, settings,
+               record_every, rec, history):
+    """Advance ``q, v, v̇, a`` (in place) by ``n_steps`` Lie group / classical generalized-α steps
+    from ``t0`` (Algorithm 5 ≡ Algorithm 4 for addition UAC); ``λ`` of the last step to ``lam``.
 
     ``coefficients = (α_m, α_f, β, γ)`` and ``settings`` (see :func:`_settings`) come from the
-    Python records. Returns ``q, v, v̇, a, λ, n_iter, n_res, n_jac, n_lu, have_S, status``:
-    Newton iterations, residual evaluations, iteration-matrix evaluations, LU factorisations
-    (status 0 converged, 1 no convergence, 2 singular matrix or non-finite residual). ``S, piv``
-    hold the LU factors of the iteration matrix (updated in place, kept across steps by modified
-    Newton) and ``history[k]`` receives the error of iterate k (in units of the tolerance).
+    Python records. Every ``record_every`` steps the model's record goes to the next row of
+    ``rec``; ``history[k]`` receives the error of iterate k of the current step (in units of the
+    tolerance). A step whose Newton iteration fails ends the loop with the state at its start.
+    Returns the totals ``(iterations, residuals, matrices, LU factorisations)``, the largest
+    iteration count, the failed step (−1 if none), and the status and iterations of the last
+    step (status 0 converged, 1 no convergence, 2 singular matrix or non-finite residual). The
+    buffers are allocated once: no allocation per step.
     """
     alpha_m, alpha_f, beta, gamma = coefficients
     modified, rtol, atol, max_iter, contractivity, max_modified, use_texp, check_from = settings
-    n = q_n.size
-    j = n_constraints(code, P)
-    t = t_n + h
+    n = q.size
+    work = workspace(n_pages)
+    M, g, K, C, T = np.zeros((n, n)), np.zeros(n), np.zeros((n, n)), np.zeros((n, n)), np.zeros((n, n))
+    B, phi, r = np.zeros((j, n)), np.zeros(j), np.zeros(n)
+    S, piv, x = np.zeros((n + j, n + j)), np.zeros(n + j, dtype=np.int64), np.zeros(n + j)
+    q1, v1, vd1, a1, dq = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
+    totals = np.zeros(4, dtype=np.int64)  # iterations, residuals, matrices, factorisations
     beta_p = (1.0 - alpha_m) / (h * h * beta * (1.0 - alpha_f))
     gamma_p = gamma / (h * beta)
     scale = beta * h * h
-    vd = np.zeros(n)  # line 1
-    lam = np.zeros(j)
-    a = (alpha_f * vd_n - alpha_m * a_n) / (1.0 - alpha_m)  # line 2
-    v = v_n + h * (1.0 - gamma) * a_n + h * gamma * a  # line 3
-    dq = h * v_n + h * h * (0.5 - beta) * a_n + h * h * beta * a  # lines 4–5
-    q = uac(code, q_n, dq)  # line 6
-    n_iter = 0
-    n_res = 0
-    n_jac = 0
-    n_lu = 0
-    since = 0
-    err_prev = np.inf
-    tol_r = atol
-    status = 1
-    rhs = np.zeros(n + j)
-    while True:  # line 7
-        B = constraint_jacobian(code, q, P) if j > 0 else np.zeros((0, n))
-        r, phi = _residual(code, P, q, v, vd, lam, t, B)  # lines 8–9
-        n_res += 1
-        norm_r = np.sqrt(np.sum(r * r))
-        norm_phi = np.sqrt(np.sum(phi * phi)) if j > 0 else 0.0
-        if not (np.isfinite(norm_r) and np.isfinite(norm_phi)):
-            status = 2
-            break
-        if n_iter == 0:
-            tol_r = max(rtol * norm_r, atol)
-        err = max(norm_r / tol_r, norm_phi / atol)
-        history[min(n_iter, history.size - 1)] = err
-        if err <= 1.0:  # line 10
-            status = 0
-            break
-        if n_iter >= max_iter:
-            break
-        if (
-            (not modified)
-            or (not have_S)
-            or (n_iter >= check_from and err > contractivity * err_prev)
-            or since >= max_modified
-        ):
-            S[:, :] = _iteration_matrix(
-                code, P, q, v, dq, t, h, beta, beta_p, gamma_p, use_texp, B
-            )  # line 12
-            n_jac += 1
-            have_S = lu_factor(S, piv)
-            n_lu += 1
-            since = 0
-            if not have_S:
-                status = 2
-                break
-        rhs[:n] = -scale * r
-        rhs[n:] = -phi
-        x = lu_solve(S, piv, rhs)  # line 13
-        if not np.all(np.isfinite(x)):
-            status = 2
-            break
-        ddq = x[:n]
-        dq = dq + ddq  # line 14
-        q = uac(code, q_n, dq)  # line 15
-        v = v + gamma_p * ddq  # line 16
-        vd = vd + beta_p * ddq
-        lam = lam + x[n:] / scale
-        n_iter += 1
-        since += 1
-        err_prev = err
-    a = a + (1.0 - alpha_f) / (1.0 - alpha_m) * vd  # line 17
-    return q, v, vd, a, lam, n_iter, n_res, n_jac, n_lu, have_S, status
-
-
-@numba.njit(cache=True)
-def _run(code, P, q0, v0, h, n_steps, coefficients, settings, record_every):
-    """Time loop: final ``q, v``, totals ``(iterations, residuals, matrices, LU factorisations)``,
-    largest iteration count, failed step (−1 if none), record."""
-    n = q0.size
-    j = n_constraints(code, P)
-    vd, lam = _initial_acceleration(code, P, q0, v0, 0.0)
-    q = q0.copy()
-    v = v0.copy()
-    a = vd.copy()
-    S = np.zeros((n + j, n + j))
-    piv = np.zeros(n + j, dtype=np.int64)
     have_S = False
-    max_iter = settings[3]
-    history = np.zeros(max_iter + 1)
-    totals = np.zeros(4, dtype=np.int64)  # iterations, residuals, matrices, factorisations
     max_it = 0
     failed = -1
-    n_rec = n_steps // record_every + 1 if record_every > 0 else 0
-    rec = np.zeros((n_rec, n_record(code, P)))
-    if n_rec > 0:
-        rec[0] = record(code, q, v, P)
-    for k in range(n_steps):
-        q_new, v_new, vd_new, a_new, lam, it, nr, nj, nlu, have_S, status = _step(
-            code, P, q, v, vd, a, k * h, h, coefficients, settings, S, piv, have_S, history
-        )
-        totals[0] += it
-        totals[1] += nr
-        totals[2] += nj
-        totals[3] += nlu
-        max_it = max(max_it, it)
+    status = 0
+    n_iter = 0
+    for step in range(n_steps):
+        t = t0 + step * h + h
+        for i in range(n):
+            vd1[i] = 0.0  # line 1
+            a1[i] = (alpha_f * vd[i] - alpha_m * a[i]) / (1.0 - alpha_m)  # line 2
+            v1[i] = v[i] + h * (1.0 - gamma) * a[i] + h * gamma * a1[i]  # line 3
+            dq[i] = h * v[i] + h * h * (0.5 - beta) * a[i] + h * h * beta * a1[i]  # lines 4–5
+        lam[:] = 0.0
+        model[3](form, P, q, dq, q1)  # line 6
+        n_iter = 0
+        since = 0
+        err_prev = np.inf
+        tol_r = atol
+        status = 1
+        while True:  # line 7
+            jac = (not modified) or (not have_S) or since >= max_modified
+            _evaluate(model, form, P, q1, v1, vd1, lam, t, jac, work, M, g, K, C, B, phi, r)  # lines 8–9
+            totals[1] += 1
+            norm_r = _norm(r)
+            norm_phi = _norm(phi)
+            if not (np.isfinite(norm_r) and np.isfinite(norm_phi)):
+                status = 2
+                break
+            if n_iter == 0:
+                tol_r = max(rtol * norm_r, atol)
+            err = max(norm_r / tol_r, norm_phi / atol)
+            history[min(n_iter, history.size - 1)] = err
+            if err <= 1.0:  # line 10
+                status = 0
+                break
+            if n_iter >= max_iter:
+                break
+            if jac or (n_iter >= check_from and err > contractivity * err_prev):
+                if not jac:  # the contraction test asks for a new matrix: K and C at this iterate
+                    _evaluate(model, form, P, q1, v1, vd1, lam, t, True, work, M, g, K, C, B, phi, r)
+                _iteration_matrix(model, form, P, dq, scale, beta_p, gamma_p, use_texp, M, K, C, B, T, S)  # 12
+                totals[2] += 1
+                have_S = lu_factor(S, piv)
+                totals[3] += 1
+                since = 0
+                if not have_S:
+                    status = 2
+                    break
+            for i in range(n):
+                x[i] = -scale * r[i]
+            for jj in range(j):
+                x[n + jj] = -phi[jj]
+            lu_solve_in_place(S, piv, x)  # line 13
+            if not np.isfinite(_norm(x)):
+                status = 2
+                break
+            for i in range(n):
+                dq[i] += x[i]  # line 14
+            model[3](form, P, q, dq, q1)  # line 15
+            for i in range(n):
+                v1[i] += gamma_p * x[i]  # line 16
+                vd1[i] += beta_p * x[i]
+            for jj in range(j):
+                lam[jj] += x[n + jj] / scale
+            n_iter += 1
+            since += 1
+            err_prev = err
+        totals[0] += n_iter
+        max_it = max(max_it, n_iter)
         if status != 0:  # keep the state at the start of the failing step
-            failed = k
+            failed = step
             break
-        q, v, vd, a = q_new, v_new, vd_new, a_new
-        if record_every > 0 and (k + 1) % record_every == 0:
-            rec[(k + 1) // record_every] = record(code, q, v, P)
+        for i in range(n):
+            a[i] = a1[i] + (1.0 - alpha_f) / (1.0 - alpha_m) * vd1[i]  # line 17
+            q[i], v[i], vd[i] = q1[i], v1[i], vd1[i]
+        if record_every > 0 and (step + 1) % record_every == 0:
+            model[2](form, P, q, v, work, rec[(step + 1) // record_every])
+    return totals, max_it, failed, status, n_iter
+
+
+@numba.njit((MODEL_T, FORM_T, _V, _I8, _I8, _I8, _V, _V, _F8, _I8, _COEF_T, _SET_T, _I8), cache=True)
+def _run(model, form, P, j, n_pages, width, q0, v0, h, n_steps, coefficients, settings, record_every):
+    """Time loop from consistent initial accelerations: final ``q, v``, totals, largest
+    iteration count, failed step (−1 if none), record (``width`` values per row)."""
+    vd, lam = _initial_acceleration(model, form, P, q0, v0, 0.0, n_pages, j)
+    q, v, a = q0.copy(), v0.copy(), vd.copy()
+    n_rec = n_steps // record_every + 1 if record_every > 0 else 0
+    rec = np.zeros((n_rec, width))
+    if n_rec > 0:
+        model[2](form, P, q, v, workspace(n_pages), rec[0])
+    totals, max_it, failed, _, _ = _integrate(model, form, P, n_pages, j, q, v, vd, a, lam, 0.0, h, n_steps,
+                                              coefficients, settings, record_every, rec,
+                                              np.zeros(settings[3] + 1))
     return q, v, totals, max_it, failed, rec
+
+
+@numba.njit((MODEL_T, FORM_T, _V, _I8, _I8, _V, _V, _V, _V, _F8, _F8, _COEF_T, _SET_T, _V), cache=True)
+def _step_entry(model, form, P, j, n_pages, q, v, vd, a, t, h, coefficients, settings, history):
+    """One step of :func:`_integrate` from ``t`` (for :func:`step_genalpha`)."""
+    lam = np.zeros(j)
+    totals, _, _, status, n_iter = _integrate(model, form, P, n_pages, j, q, v, vd, a, lam, t, h, 1, coefficients,
+                                              settings, 0, np.zeros((0, 0)), history)
+    return q, v, vd, a, lam, n_iter, status, totals
+
+
+@numba.njit((MODEL_T, FORM_T, _V, _I8, _I8, _V, _V, _F8), cache=True)
+def _initial_entry(model, form, P, j, n_pages, q, v, t):
+    """:func:`_initial_acceleration` (for :func:`initial_state`)."""
+    return _initial_acceleration(model, form, P, q, v, t, n_pages, j)
+
+
+@numba.njit((MODEL_T, FORM_T, _V, _I8, _I8, _V, _V, _V, _V, _F8), cache=True)
+def _residual_entry(model, form, P, j, n_pages, q, v, vd, lam, t):
+    """Residual and constraints of one iterate."""
+    n = q.size
+    phi, r = np.zeros(j), np.zeros(n)
+    _evaluate(model, form, P, q, v, vd, lam, t, False, workspace(n_pages), np.zeros((n, n)), np.zeros(n),
+              np.zeros((n, n)), np.zeros((n, n)), np.zeros((j, n)), phi, r)
+    return r, phi
+
+
+@numba.njit((MODEL_T, FORM_T, _V, _I8, _I8, _V, _V, _V, _F8, _F8, _F8, _F8, _F8, _B1), cache=True)
+def _matrix_entry(model, form, P, j, n_pages, q, v, dq, t, h, beta, beta_p, gamma_p, use_texp):
+    """Iteration matrix at ``q, v`` (v̇ and λ do not enter it)."""
+    n = q.size
+    M, K, C, B = np.zeros((n, n)), np.zeros((n, n)), np.zeros((n, n)), np.zeros((j, n))
+    S = np.zeros((n + j, n + j))
+    _evaluate(model, form, P, q, v, np.zeros(n), np.zeros(j), t, True, workspace(n_pages), M, np.zeros(n), K, C,
+              B, np.zeros(j), np.zeros(n))
+    _iteration_matrix(model, form, P, dq, beta * h * h, beta_p, gamma_p, use_texp, M, K, C, B, np.zeros((n, n)), S)
+    return S
 
 
 # ---------------------------------------------------------------------------------------------
@@ -310,6 +370,18 @@ def _run(code, P, q0, v0, h, n_steps, coefficients, settings, record_every):
 def _coefficients(method: GeneralizedAlpha) -> tuple:
     """``(α_m, α_f, β, γ)`` for the compiled kernels."""
     return float(method.alpha_m), float(method.alpha_f), float(method.beta), float(method.gamma)
+
+
+def _model_args(model: Model) -> tuple:
+    """The kernel and formulation bundles, parameters, number of constraints and scratch pages."""
+    return *bind(model.kernels, model.form), np.ascontiguousarray(model.P, dtype=float), model.n_constraints, \
+        model.n_pages
+
+
+def _compiled(entry):
+    """The machine code of an entry point with its one explicit signature, called without numba's
+    type dispatch (the Python interface builds arguments of exactly those types)."""
+    return entry if numba.config.DISABLE_JIT else entry.overloads[entry.signatures[0]].entry_point
 
 
 def _settings(newton: NewtonSettings) -> tuple:
@@ -353,8 +425,8 @@ class ImplicitResult:
     cpu_time : float
         CPU seconds of the compiled loop (``time.process_time``).
     com : ndarray, shape (n_rec, 6) or (n_rec, 2 n)
-        Every ``record_every`` steps: centre-of-mass position and velocity (single bodies,
-        :func:`~mbslib.systems.lie_group_mbs.record`), the whole state ``[q; v]`` (systems).
+        Every ``record_every`` steps the model's record: centre-of-mass position and velocity
+        (heavy tops), support point (rotor), the whole state ``[q; v]`` (systems).
     """
 
     q: np.ndarray
@@ -399,10 +471,11 @@ def integrate_genalpha(
     x0 = np.asarray(x0, dtype=float)
     if x0.shape != (2 * n,):
         raise ValueError(f"x0 must have shape ({2 * n},), got {x0.shape}")
+    run, model_args = _compiled(_run), _model_args(model)  # loads or compiles the kernels, untimed
     start, start_cpu = time.perf_counter(), time.process_time()
-    q, v, totals, max_it, failed, rec = _run(
-        model.code,
-        model.P,
+    q, v, totals, max_it, failed, rec = run(
+        *model_args,
+        model.n_record,
         x0[:n].copy(),
         x0[n:].copy(),
         float(h),
@@ -424,24 +497,14 @@ def initial_state(model: Model, x0) -> np.ndarray:
     """Extended generalized-α state ``[q; v; v̇; a]`` with consistent initial accelerations."""
     n = model.n
     x0 = np.asarray(x0, dtype=float)
-    vd, _ = _initial_acceleration(model.code, model.P, x0[:n].copy(), x0[n:].copy(), 0.0)
+    vd, _ = _compiled(_initial_entry)(*_model_args(model), x0[:n].copy(), x0[n:].copy(), 0.0)
     return np.concatenate([x0, vd, vd])
 
 
 def residual_genalpha(model: Model, q, v, vd, lam, t: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """Residual (39)/(34) ``M v̇ − g + Bᵀ λ`` and constraints ``Φ(q)`` of one iterate."""
-    q = np.asarray(q, float)
-    B = constraint_jacobian(model.code, q, model.P)
-    return _residual(
-        model.code,
-        model.P,
-        q,
-        np.asarray(v, float),
-        np.asarray(vd, float),
-        np.asarray(lam, float),
-        float(t),
-        B,
-    )
+    arrays = (np.ascontiguousarray(a, dtype=float) for a in (q, v, vd, lam))
+    return _compiled(_residual_entry)(*_model_args(model), *arrays, float(t))
 
 
 def iteration_matrix(
@@ -455,23 +518,10 @@ def iteration_matrix(
     use_texp: bool = False,
     t: float = 0.0,
 ) -> np.ndarray:
-    """Scaled iteration matrix (40)/(35), shape (n + j, n + j)."""
+    """Scaled iteration matrix (40)/(35), shape (n + j, n + j), with the analytic ``K`` and ``C``."""
     beta_p, gamma_p = method.coefficients(h)
-    q = np.asarray(q, float)
-    return _iteration_matrix(
-        model.code,
-        model.P,
-        q,
-        np.asarray(v, float),
-        np.asarray(dq, float),
-        float(t),
-        float(h),
-        method.beta,
-        beta_p,
-        gamma_p,
-        use_texp,
-        constraint_jacobian(model.code, q, model.P),
-    )
+    return _compiled(_matrix_entry)(*_model_args(model), *(np.ascontiguousarray(a, dtype=float) for a in (q, v, dq)),
+                         float(t), float(h), float(method.beta), float(beta_p), float(gamma_p), bool(use_texp))
 
 
 def step_genalpha(
@@ -485,7 +535,7 @@ def step_genalpha(
 ) -> tuple[np.ndarray, NewtonReport]:
     """One full-Newton step of the extended state ``x = [q; v; v̇; a]`` (see :func:`initial_state`).
 
-    A pure step function for :func:`mbslib.simulate.simulate`. Raises :class:`NewtonError` if
+    A pure step function for :func:`mbslib.simulate.simulate`. Raises :class:`~mbslib.newton.NewtonError` if
     the iteration fails; the report's history holds the error of every iterate in units of the
     tolerance (converged when ≤ 1).
     """
@@ -495,27 +545,19 @@ def step_genalpha(
         )
     n = model.n
     x_n = np.asarray(x_n, dtype=float)
-    j = model.n_constraints
-    S = np.zeros((n + j, n + j))
-    piv = np.zeros(n + j, dtype=np.int64)
     history = np.zeros(newton.max_iter + 1)
-    q, v, vd, a, lam, it, _, _, _, _, status = _step(
-        model.code,
-        model.P,
-        x_n[:n].copy(),
-        x_n[n : 2 * n].copy(),
-        x_n[2 * n : 3 * n].copy(),
-        x_n[3 * n :].copy(),
+    q, v, vd, a, lam, it, status, totals = _compiled(_step_entry)(
+        *_model_args(model),
+        *(x_n[k * n:(k + 1) * n].copy() for k in range(4)),
         float(t),
         float(h),
         _coefficients(method),
         _settings(newton),
-        S,
-        piv,
-        False,
         history,
     )
     errors = tuple(float(e) for e in history[: it + 1])
     if status != 0:
         raise NewtonError(f"generalized-α Newton failed (status {status})", errors, t=t)
-    return np.concatenate([q, v, vd, a]), NewtonReport(True, int(it), errors)
+    _, n_residual, n_jacobian, n_factorisations = (int(c) for c in totals)
+    return np.concatenate([q, v, vd, a]), NewtonReport(True, int(it), errors, n_residual, n_jacobian,
+                                                       n_factorisations)

@@ -260,7 +260,7 @@ def integrate_explicit(
 
     Parameters
     ----------
-    model : Model
+    model : ~mbslib.systems.lie_group_mbs.Model
         Must have no constraints (free heavy top, rotor: codes 0, 1, 6, 7); a constrained model
         raises ``ValueError``.
     tableau : ButcherTableau

@@ -63,7 +63,7 @@ def _stage_weights(A: np.ndarray, c: np.ndarray, tree) -> np.ndarray:
 
 
 def order_defects(A, b, c, order: int) -> np.ndarray:
-    """|b·Φ(t) − 1/γ(t)| for every rooted tree t with at most ``order`` nodes."""
+    """``|b·Φ(t) − 1/γ(t)|`` for every rooted tree t with at most ``order`` nodes."""
     A, b, c = (np.asarray(v, dtype=float) for v in (A, b, c))
     return np.array([abs(b @ _stage_weights(A, c, t) - 1.0 / g) for t, _, g in _trees(order)])
 

@@ -13,9 +13,13 @@ coordinates ``x`` and rotation parameters ``ρ``; three formulations are compare
 - **EP** (classical formulation 2) with Euler parameters ``p`` and the normalisation constraint
   ``pᵀp − 1 = 0``.
 
-Every model is a numba-compiled set of pure functions dispatched on an integer model code, so
-the integrators in :mod:`mbslib.integrators.runge_kutta` and
-:mod:`mbslib.integrators.generalized_alpha` compile once for all models. The models are
+A model is a code and a parameter vector ``P`` (:class:`Model`). The code names a model family
+and a formulation in :data:`REGISTRY`, the one table a new model is added to: the family's
+compiled kernels (:mod:`mbslib.systems.compiled_model`; the single-body families below,
+:mod:`mbslib.systems.multibody_kernels`, :mod:`mbslib.systems.puma560`) are written once for
+every formulation (:mod:`mbslib.systems.rotation_parameters`), carry analytic force and
+constraint Jacobians, and are what :mod:`mbslib.integrators.generalized_alpha` runs, compiled once
+for all models. The models are
 
 ====  ==============================================  ======  ======  ===========
 code  model                                           n_q     n_v     constraints
@@ -44,8 +48,11 @@ X (centre of mass in the body frame, relative to the fixed point), g (gravity)]`
 heavy tops (:meth:`HeavyTop.params`) and ``[m, J, L_L, k, d, t]`` for the rotor
 (:meth:`Rotor.params`).
 
-The rotation maps and small dense linear algebra the models use are the numba kernels of
-:mod:`mbslib.kernels`.
+The functions of the section "Evaluation by model code" evaluate a model (mass matrix, forces,
+constraints, update map, output point) from Python and from the explicit integrators of
+:mod:`mbslib.integrators.runge_kutta`; they are written independently of the kernels, with the
+rotation maps and small dense linear algebra of :mod:`mbslib.kernels`, and the tests check the
+two against each other.
 """
 
 from __future__ import annotations
@@ -56,28 +63,40 @@ import numba
 import numpy as np
 
 from mbslib.kernels import (
-    cross3,
-    outer3,
-    mm,
-    mv,
-    skew,
-    rotation_rv,
-    texp_so3,
-    texp_inv_so3,
     compose_rv,
-    rotation_rxyz,
-    g_rxyz,
-    gdot_rxyz,
-    rotation_ep,
+    cross3,
     drx_dp,
     g_ep,
+    g_rxyz,
+    gdot_rxyz,
+    mm,
+    mv,
+    outer3,
+    rotation_ep,
+    rotation_rv,
+    rotation_rxyz,
+    skew,
+    texp_inv_so3,
 )
 from mbslib.systems import multibody as mb
+from mbslib.systems import multibody_kernels as mbk
 from mbslib.systems import puma560 as puma
+from mbslib.systems import rotation_parameters as rp
+from mbslib.systems.compiled_model import (
+    ModelKind,
+    bodies_tangent,
+    bodies_uac,
+    clear_page,
+    normalizations,
+    page_mtv,
+    page_mv,
+    rotation_block,
+)
+from mbslib.systems.rotation_parameters import BODY_PAGES, DR_, G_, R_, RATES_
 from mbslib.validation import inertia, positive, vector
 
 # ---------------------------------------------------------------------------------------------
-# Model dispatch (numba)
+# Evaluation by model code (numba)
 # ---------------------------------------------------------------------------------------------
 
 #: Model codes.
@@ -279,34 +298,6 @@ def force(code, q, v, t, P):
 
 
 @numba.njit(cache=True)
-def force_jacobians(code, q, v, t, P):
-    """``K = −∂g/∂z`` (along :func:`uac`) and ``C = −∂g/∂v`` by central differences (eqs. 37/38).
-
-    The single-body forces depend on the position only for the rotor (its supports); for the
-    heavy tops only the rotation columns are differenced.
-    """
-    if _is_multibody(code):
-        return mb.force_jacobians(code - MB_RV, q, v, t, P)
-    n = q.size
-    K = np.zeros((n, n))
-    C = np.zeros((n, n))
-    first = 0 if code >= ROT_RV else n - (4 if _is_ep(code) else 3)
-    for k in range(first, n):
-        z = np.zeros(n)
-        z[k] = 1e-6
-        K[:, k] = (
-            -(force(code, uac(code, q, z), v, t, P) - force(code, uac(code, q, -z), v, t, P)) / 2e-6
-        )
-        dv = 1e-6 * max(1.0, abs(v[k]))
-        vp = v.copy()
-        vm = v.copy()
-        vp[k] += dv
-        vm[k] -= dv
-        C[:, k] = -(force(code, q, vp, t, P) - force(code, q, vm, t, P)) / (2.0 * dv)
-    return K, C
-
-
-@numba.njit(cache=True)
 def constraint(code, q, P):
     """Holonomic constraints Φ(q): spherical joint ``x − R X`` and/or EP normalisation; (j,)."""
     if _is_multibody(code):
@@ -367,18 +358,6 @@ def uac(code, q_n, dq):
 
 
 @numba.njit(cache=True)
-def tangent(code, dq):
-    """``T_exp(Δq)`` = blockdiag(I, T_SO(3)(Δψ)) for RV, identity otherwise; (n_v, n_v)."""
-    if _is_multibody(code):
-        return mb.tangent(code - MB_RV, dq)
-    n = dq.size
-    T = np.eye(n)
-    if is_lie(code):
-        T[n - 3 :, n - 3 :] = texp_so3(dq[n - 3 :])
-    return T
-
-
-@numba.njit(cache=True)
 def tangent_inv_times(code, dq, v):
     """``T_exp⁻¹(Δq) v`` (eq. 25) for RV, ``v`` otherwise; shape (n_v,)."""
     if _is_multibody(code):
@@ -415,18 +394,237 @@ def com_state(code, q, v, P):
     return out
 
 
-@numba.njit(cache=True)
-def n_record(code, P):
-    """Width of :func:`record`."""
-    return 2 * n_coordinates(code, P) if code >= MB_RV else 6
+# ---------------------------------------------------------------------------------------------
+# Compiled kernels of the single-body models (mbslib.systems.compiled_model interface)
+# ---------------------------------------------------------------------------------------------
+# One kernel bundle per model family, written once for every formulation: the rotation
+# parameters enter through the formulation bundle (R, Ĝ, κ = Ġν and their derivatives), the
+# analytic Jacobians follow from the chain rule of compiled_model.rotation_block. The body's
+# pages come first in the work array (rotation_parameters), then the scratch pages below.
+
+_J, _TR, _TW, _W, _TX, _TU, _FW, _FR = (BODY_PAGES + k for k in range(8))
+_SINGLE_PAGES = BODY_PAGES + 8
 
 
 @numba.njit(cache=True)
-def record(code, q, v, P):
-    """What a time loop stores: :func:`com_state` of a single body, ``[q; v]`` of a system."""
-    if code >= MB_RV:
-        return np.concatenate((q, v))
-    return com_state(code, q, v, P)
+def _inertia(P, work, shift):
+    """``J`` (``P[1:10]``, about the centre of mass) into page ``_J``; with ``shift`` the inertia
+    about the fixed point ``J_O = J + m (XᵀX I − X Xᵀ)`` (parallel-axis theorem)."""
+    m, X = P[0], (P[10], P[11], P[12])
+    xx = X[0] * X[0] + X[1] * X[1] + X[2] * X[2]
+    for i in range(3):
+        for j in range(3):
+            work[_J, i, j] = P[1 + 3 * i + j] + (m * ((xx if i == j else 0.0) - X[i] * X[j]) if shift else 0.0)
+
+
+@numba.njit(cache=True)
+def top_dynamics(form, P, q, v, t, jac, work, M, g, K, C):
+    """Heavy top about its fixed point: ``J_O`` and the gravity torque ``τ = X × Rᵀ m g`` with
+    ``∂τ/∂ρ_k = X × (∂R/∂ρ_k)ᵀ m g``."""
+    m, X = P[0], (P[10], P[11], P[12])
+    form[2](q, v, 0, jac, work, 0)
+    _inertia(P, work, True)
+    f0, f1, f2 = m * P[13], m * P[14], m * P[15]
+    c = page_mtv(work, R_, f0, f1, f2)  # Rᵀ m g
+    g[0] = X[1] * c[2] - X[2] * c[1]
+    g[1] = X[2] * c[0] - X[0] * c[2]
+    g[2] = X[0] * c[1] - X[1] * c[0]
+    if jac:
+        clear_page(work, _TW)
+        for k in range(form[0]):
+            d = page_mtv(work, DR_ + k, f0, f1, f2)
+            work[_TR, 0, k] = X[1] * d[2] - X[2] * d[1]
+            work[_TR, 1, k] = X[2] * d[0] - X[0] * d[2]
+            work[_TR, 2, k] = X[0] * d[1] - X[1] * d[0]
+    rotation_block(form, work, 0, _J, _TR, _TW, _W, v, 0, jac, M, g, K, C)
+
+
+@numba.njit(cache=True)
+def spherical_top_dynamics(form, P, q, v, t, jac, work, M, g, K, C):
+    """Heavy top at its centre of mass: ``m I`` and the weight ``m g`` on the position rows,
+    no torque (the joint acts through Bᵀλ)."""
+    m = P[0]
+    form[2](q, v, 3, jac, work, 0)
+    _inertia(P, work, False)
+    M[:, :] = 0.0
+    for i in range(3):
+        M[i, i] = m
+        g[i] = m * P[13 + i]
+        g[3 + i] = 0.0
+    if jac:
+        K[:, :] = 0.0
+        C[:, :] = 0.0
+        clear_page(work, _TR)
+        clear_page(work, _TW)
+    rotation_block(form, work, 0, _J, _TR, _TW, _W, v, 3, jac, M, g, K, C)
+
+
+@numba.njit(cache=True)
+def rotor_dynamics(form, P, q, v, t, jac, work, M, g, K, C):
+    """Rotor on two isotropic spring–dampers (surrogate of spec §3.2) and the inertial torque
+    ``t`` of eq. (44), ``P = [m, J (9), L_L, k, d, t (3)]``.
+
+    Support ``s = [±L_L, 0, 0]``: ``fᵢ = −k (x + R s − s) − d (u + R (ω × s))`` on the position
+    rows, ``τ = Rᵀ t + Σ s × Rᵀ fᵢ``. Derivatives (ρ at fixed ω): ``∂fᵢ/∂x = −k I``,
+    ``∂fᵢ/∂u = −d I``, ``∂fᵢ/∂ω = d R s̃``, ``∂fᵢ/∂ρ_k = −(∂R/∂ρ_k)(k s + d ω × s)``;
+    ``∂τ/∂· = Σ s̃ (∂Rᵀ/∂· fᵢ + Rᵀ ∂fᵢ/∂·)`` plus ``(∂R/∂ρ_k)ᵀ t``.
+    """
+    m, LL, k, d = P[0], P[10], P[11], P[12]
+    tq = (P[13], P[14], P[15])
+    l = form[0]
+    form[2](q, v, 3, jac, work, 0)
+    _inertia(P, work, False)
+    w1, w2 = work[RATES_, 0, 1], work[RATES_, 0, 2]
+    M[:, :] = 0.0
+    rt = page_mtv(work, R_, tq[0], tq[1], tq[2])  # Rᵀ t
+    for i in range(3):
+        M[i, i] = m
+        g[i] = 0.0
+        g[3 + i] = rt[i]
+    if jac:
+        for page in (_TX, _TU, _FW, _TW, _FR):
+            clear_page(work, page)
+        for kk in range(l):
+            dt = page_mtv(work, DR_ + kk, tq[0], tq[1], tq[2])
+            for i in range(3):
+                work[_TR, i, kk] = dt[i]
+    for sign in (-1.0, 1.0):
+        s0 = sign * LL  # s = [s0, 0, 0], ω × s = [0, c1, c2]
+        c1, c2 = w2 * s0, -w1 * s0
+        Rs = page_mv(work, R_, s0, 0.0, 0.0)
+        Rc = page_mv(work, R_, 0.0, c1, c2)
+        f0 = -k * (q[0] + Rs[0] - s0) - d * (v[0] + Rc[0])
+        f1 = -k * (q[1] + Rs[1]) - d * (v[1] + Rc[1])
+        f2 = -k * (q[2] + Rs[2]) - d * (v[2] + Rc[2])
+        ft = page_mtv(work, R_, f0, f1, f2)
+        g[0] += f0
+        g[1] += f1
+        g[2] += f2
+        g[4] += -s0 * ft[2]  # s × a = [0, −s0 a₂, s0 a₁]
+        g[5] += s0 * ft[1]
+        if not jac:
+            continue
+        # ∂f/∂ω = d R s̃ (s̃ e₁ = s0 e₂, s̃ e₂ = −s0 e₁); ∂τ/∂ω = s̃ Rᵀ d R s̃
+        n1 = page_mtv(work, R_, work[R_, 0, 2], work[R_, 1, 2], work[R_, 2, 2])
+        n2 = page_mtv(work, R_, work[R_, 0, 1], work[R_, 1, 1], work[R_, 2, 1])
+        for i in range(3):
+            work[_FW, i, 1] += d * s0 * work[R_, i, 2]
+            work[_FW, i, 2] -= d * s0 * work[R_, i, 1]
+            # ∂τ/∂x = −k s̃ Rᵀ, ∂τ/∂u = −d s̃ Rᵀ
+            work[_TX, 1, i] += s0 * k * work[R_, i, 2]
+            work[_TX, 2, i] -= s0 * k * work[R_, i, 1]
+            work[_TU, 1, i] += s0 * d * work[R_, i, 2]
+            work[_TU, 2, i] -= s0 * d * work[R_, i, 1]
+        work[_TW, 1, 1] -= s0 * d * s0 * n1[2]
+        work[_TW, 2, 1] += s0 * d * s0 * n1[1]
+        work[_TW, 1, 2] += s0 * d * s0 * n2[2]
+        work[_TW, 2, 2] -= s0 * d * s0 * n2[1]
+        # ∂f/∂ρ_kk = −(∂R/∂ρ_kk) a with a = k s + d ω × s; ∂τ/∂ρ_kk = s̃ ((∂R/∂ρ_kk)ᵀ f + Rᵀ ∂f/∂ρ_kk)
+        for kk in range(l):
+            da = page_mv(work, DR_ + kk, k * s0, d * c1, d * c2)
+            for i in range(3):
+                work[_FR, i, kk] -= da[i]
+            df = page_mtv(work, DR_ + kk, f0, f1, f2)
+            ra = page_mtv(work, R_, da[0], da[1], da[2])
+            work[_TR, 1, kk] -= s0 * (df[2] - ra[2])
+            work[_TR, 2, kk] += s0 * (df[1] - ra[1])
+    if jac:
+        K[:, :] = 0.0
+        C[:, :] = 0.0
+    rotation_block(form, work, 0, _J, _TR, _TW, _W, v, 3, jac, M, g, K, C)
+    if not jac:
+        return
+    for i in range(3):
+        K[i, i] = 2.0 * k
+        C[i, i] = 2.0 * d
+        for kk in range(l):
+            K[i, 3 + kk] = -(work[_FR, i, kk] + work[_FW, i, 0] * work[_W, 0, kk]
+                             + work[_FW, i, 1] * work[_W, 1, kk] + work[_FW, i, 2] * work[_W, 2, kk])
+            C[i, 3 + kk] = -(work[_FW, i, 0] * work[G_, 0, kk] + work[_FW, i, 1] * work[G_, 1, kk]
+                             + work[_FW, i, 2] * work[G_, 2, kk])
+    for a in range(l):
+        for j in range(3):
+            K[3 + a, j] = -(work[G_, 0, a] * work[_TX, 0, j] + work[G_, 1, a] * work[_TX, 1, j]
+                            + work[G_, 2, a] * work[_TX, 2, j])
+            C[3 + a, j] = -(work[G_, 0, a] * work[_TU, 0, j] + work[G_, 1, a] * work[_TU, 1, j]
+                            + work[G_, 2, a] * work[_TU, 2, j])
+
+
+@numba.njit(cache=True)
+def free_constraints(form, P, q, work, phi, B):
+    """A body without joints: only the formulation's normalisation."""
+    B[:, :] = 0.0
+    normalizations(form, q, 0, phi, B)
+
+
+@numba.njit(cache=True)
+def spherical_constraints(form, P, q, work, phi, B):
+    """Spherical joint at the origin ``Φ = x − R X`` with ``B = [I, −∂(R X)/∂ρ]`` (RV: along
+    ``R exp(z̃)``, ``= R X̃``), or, with ``P[16] = 1``, ``[I, R X̃ Ĝ]`` as in Exudyn's markers (for
+    EP this misses the radial part of the exact derivative); then the normalisation."""
+    X = (P[10], P[11], P[12])
+    form[2](q, q, 3, True, work, 0)  # the rates are not used: the velocities do not enter Φ
+    B[:, :] = 0.0
+    tangent_block = P.size > 16 and P[16] != 0.0
+    RX = page_mv(work, R_, X[0], X[1], X[2])
+    for k in range(form[0]):
+        if tangent_block:  # R (X × Ĝ e_k)
+            col = page_mv(work, R_, X[1] * work[G_, 2, k] - X[2] * work[G_, 1, k],
+                           X[2] * work[G_, 0, k] - X[0] * work[G_, 2, k],
+                           X[0] * work[G_, 1, k] - X[1] * work[G_, 0, k])
+        else:
+            col = page_mv(work, DR_ + k, -X[0], -X[1], -X[2])
+        for i in range(3):
+            B[i, 3 + k] = col[i]
+    for i in range(3):
+        phi[i] = q[i] - RX[i]
+        B[i, i] = 1.0
+    normalizations(form, q, 3, phi, B)
+
+
+@numba.njit(cache=True)
+def top_record(form, P, q, v, work, out):
+    """Centre of mass ``R X`` and its velocity ``R (ω × X)``."""
+    X = (P[10], P[11], P[12])
+    form[2](q, v, 0, False, work, 0)
+    w = (work[RATES_, 0, 0], work[RATES_, 0, 1], work[RATES_, 0, 2])
+    x = page_mv(work, R_, X[0], X[1], X[2])
+    u = page_mv(work, R_, w[1] * X[2] - w[2] * X[1], w[2] * X[0] - w[0] * X[2], w[0] * X[1] - w[1] * X[0])
+    for i in range(3):
+        out[i] = x[i]
+        out[3 + i] = u[i]
+
+
+@numba.njit(cache=True)
+def position_record(form, P, q, v, work, out):
+    """Position and velocity of the body's reference point (the centre of mass)."""
+    for i in range(3):
+        out[i] = q[i]
+        out[3 + i] = v[i]
+
+
+@numba.njit(cache=True)
+def rotor_record(form, P, q, v, work, out):
+    """Left support point ``p₁ = x + R s``, ``s = [−L_L, 0, 0]``, and its velocity (Sect. 4.2)."""
+    form[2](q, v, 3, False, work, 0)
+    s0 = -P[10]
+    x = page_mv(work, R_, s0, 0.0, 0.0)
+    u = page_mv(work, R_, 0.0, work[RATES_, 0, 2] * s0, -work[RATES_, 0, 1] * s0)
+    for i in range(3):
+        out[i] = q[i] + x[i]
+        out[3 + i] = v[i] + u[i]
+
+
+def _single_kind(name, dynamics, constraints, record, *, position: bool, joint_rows: int, check):
+    return ModelKind(
+        name,
+        (dynamics, constraints, record, bodies_uac, bodies_tangent),
+        n=lambda P, form: form[0] + (3 if position else 0),
+        n_constraints=lambda P, form: joint_rows + form[1],
+        n_pages=lambda P, form: _SINGLE_PAGES,
+        n_record=lambda P, form: 6,
+        check=check,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -485,42 +683,92 @@ class HeavyTop:
         return np.concatenate([self.com, rot]), np.concatenate([cross3(w, self.com), rate])
 
 
+def _check_single(P, form):
+    return vector("P", P, (16,))
+
+
+def _check_spherical(P, form):
+    """16 values; EP may add the Jacobian flag ``P[16]`` (see :func:`spherical_constraints`)."""
+    if form is rp.EP and np.size(P) == 17:
+        P = vector("P", P, (17,))
+        if P[16] not in (0.0, 1.0):
+            raise ValueError(f"P[16] (EP Jacobian flag) must be 0 or 1, got {P[16]}")
+        return P
+    return vector("P", P, (16,))
+
+
+#: The single-body model families (kernels above).
+TOP = _single_kind("heavy top about the fixed point", top_dynamics, free_constraints, top_record,
+                   position=False, joint_rows=0, check=_check_single)
+SPHERICAL_TOP = _single_kind("heavy top with spherical joint", spherical_top_dynamics,
+                             spherical_constraints, position_record, position=True, joint_rows=3,
+                             check=_check_spherical)
+ROTOR = _single_kind("rotor on flexible supports", rotor_dynamics, free_constraints, rotor_record,
+                     position=True, joint_rows=0, check=_check_single)
+
+#: Model code → (family, formulation bundle): the one table a new model is added to.
+REGISTRY = {
+    TOP_RV: (TOP, rp.RV), TOP_RXYZ: (TOP, rp.RXYZ), TOP_EP: (TOP, rp.EP),
+    SPH_RV: (SPHERICAL_TOP, rp.RV), SPH_RXYZ: (SPHERICAL_TOP, rp.RXYZ), SPH_EP: (SPHERICAL_TOP, rp.EP),
+    ROT_RV: (ROTOR, rp.RV), ROT_RXYZ: (ROTOR, rp.RXYZ), ROT_EP: (ROTOR, rp.EP),
+    MB_RV: (mbk.MULTIBODY, rp.RV), MB_RXYZ: (mbk.MULTIBODY, rp.RXYZ), MB_EP: (mbk.MULTIBODY, rp.EP),
+    CHAIN: (puma.CHAIN, rp.VECTOR),
+}
+
+
 @dataclass(frozen=True)
 class Model:
     """One model of this module: its code (see the module table) and parameter vector ``P``.
 
-    A state ``x`` of a model is ``[q; v]`` with shape (2 n,), n = :func:`n_coordinates`.
+    A state ``x`` of a model is ``[q; v]`` with shape (2 n,). The compiled integrators run it
+    through :attr:`kernels` and :attr:`form` (:mod:`mbslib.systems.compiled_model`).
     """
 
     code: int
     P: np.ndarray
 
     def __post_init__(self):
-        if self.code not in FORMULATION:
-            raise ValueError(f"code must be one of {sorted(FORMULATION)}, got {self.code!r}")
-        if self.code == SPH_EP and np.size(self.P) == 17:  # flag P[16]: see constraint_jacobian
-            object.__setattr__(self, "P", vector("P", self.P, (17,)))
-            if self.P[16] not in (0.0, 1.0):
-                raise ValueError(f"P[16] (EP Jacobian flag) must be 0 or 1, got {self.P[16]}")
-        elif self.code < MB_RV:
-            object.__setattr__(self, "P", vector("P", self.P, (16,)))
-        elif self.code == CHAIN:
-            object.__setattr__(self, "P", vector("P", self.P, (puma.N_PARAMS,)))
-        else:
-            object.__setattr__(self, "P", mb.check_params(self.P))
+        if self.code not in REGISTRY:
+            raise ValueError(f"code must be one of {sorted(REGISTRY)}, got {self.code!r}")
+        object.__setattr__(self, "P", self.kind.check(self.P, self.form))
+
+    @property
+    def kind(self) -> ModelKind:
+        """The model family."""
+        return REGISTRY[self.code][0]
+
+    @property
+    def form(self) -> tuple:
+        """The formulation bundle (:mod:`mbslib.systems.rotation_parameters`)."""
+        return REGISTRY[self.code][1]
+
+    @property
+    def kernels(self) -> tuple:
+        """The kernel bundle ``(dynamics, constraints, record, uac, tangent)``."""
+        return self.kind.kernels
 
     @property
     def n(self) -> int:
         """Number of coordinates (= velocities)."""
-        return int(n_coordinates(self.code, self.P))
+        return int(self.kind.n(self.P, self.form))
 
     @property
     def n_constraints(self) -> int:
-        return int(n_constraints(self.code, self.P))
+        return int(self.kind.n_constraints(self.P, self.form))
+
+    @property
+    def n_pages(self) -> int:
+        """4×4 pages of scratch of the kernels (:func:`mbslib.systems.compiled_model.workspace`)."""
+        return int(self.kind.n_pages(self.P, self.form))
+
+    @property
+    def n_record(self) -> int:
+        """Values per record of the kernels' ``record``."""
+        return int(self.kind.n_record(self.P, self.form))
 
     @property
     def formulation(self) -> str:
-        """ "RV", "Rxyz" or "EP"."""
+        """ "RV", "Rxyz", "EP" or "Min. Coord."."""
         return FORMULATION[self.code]
 
 

@@ -67,6 +67,7 @@ RV, RXYZ, EP = 0, 1, 2
 FORMULATIONS = {"RV": RV, "Rxyz": RXYZ, "EP": EP}
 #: Joint row kinds.
 POSITION, ALIGN = 0, 1
+#: Body index of the ground in the joints and springs of a :class:`System`.
 GROUND = -1
 _HEADER, _BODY, _ROW, _SPRING = 6, 4, 16, 16
 
@@ -293,64 +294,6 @@ def force(form, q, v, t, P):
 
 
 @numba.njit(cache=True)
-def force_jacobians(form, q, v, t, P):
-    """``K = −∂g/∂z`` (along ``uac``) and ``C = −∂g/∂v`` by central differences (eqs. 37/38).
-
-    The forces depend on the rotations and rotation rates only (gravity is constant), so only
-    those columns are differenced. A column of body i changes body i's own force and, through
-    the springs attached to it, the torque on the body at the other end.
-    """
-    l = n_rot(form)
-    nb = 3 + l
-    n = n_coordinates(form, P)
-    K = np.zeros((n, n))
-    C = np.zeros((n, n))
-    _, R = _frames(form, q, P)
-    W = _inertial_rates(form, q, v, R, P)
-    H = np.zeros((n_bodies(P), l, 3))  # Ĝⱼᵀ Rⱼᵀ: inertial moment → generalized force of body j
-    for j in range(n_bodies(P)):
-        o = j * nb + 3
-        H[j] = mm(_kinematic(form, q[o:o + l]).T.copy(), R[j].T.copy())
-    for i in range(n_bodies(P)):
-        o = i * nb + 3
-        J = P[_HEADER + _BODY * i + 1:_HEADER + _BODY * i + 4]
-        r, rd = q[o:o + l], v[o:o + l]
-        for k in range(l):
-            for velocity in (False, True):
-                step = 1e-6 * max(1.0, abs(rd[k])) if velocity else 1e-6
-                D = C if velocity else K
-                for sign in (1.0, -1.0):
-                    ri, rdi, Ri = r, rd.copy(), R[i]
-                    if velocity:
-                        rdi[k] += sign * step
-                    else:
-                        z = np.zeros(l)
-                        z[k] = sign * step
-                        if form == RV:  # R exp(z̃); the RV force does not depend on ψ itself
-                            Ri = mm(R[i], rotation_rv(z))
-                        else:
-                            ri = r + z
-                            Ri = _rotation(form, ri)
-                    Wi = mv(Ri, mv(_kinematic(form, ri), rdi))
-                    tau_i = np.zeros(3)
-                    for kk in range(int(P[2])):  # springs attached to body i, the others fixed
-                        s = _spring(P, kk)
-                        a, b = int(s[0]), int(s[1])
-                        if a == i:
-                            m = _spring_moment(Ri, R[b], Wi, W[b], s, t)
-                            tau_i -= mtv(Ri, m)
-                            if b >= 0:
-                                D[b * nb + 3:(b + 1) * nb, o + k] -= sign / (2 * step) * mv(H[b], m)
-                        elif b == i:
-                            m = _spring_moment(R[a], Ri, W[a], Wi, s, t)
-                            tau_i += mtv(Ri, m)
-                            if a >= 0:
-                                D[a * nb + 3:(a + 1) * nb, o + k] += sign / (2 * step) * mv(H[a], m)
-                    D[o:o + l, o + k] -= sign / (2 * step) * _rotational_force(form, ri, rdi, J, tau_i)
-    return K, C
-
-
-@numba.njit(cache=True)
 def constraint(form, q, P):
     """Joint rows (module docstring) and ``pᵢᵀpᵢ − 1`` (EP); shape (n_constraints,)."""
     n_rows = int(P[1])
@@ -464,7 +407,7 @@ def check_params(P) -> np.ndarray:
 
 
 def rxyz_from_matrix(R) -> np.ndarray:
-    """Tait–Bryan xyz angles ``φ`` with ``R = R_x(φ₀) R_y(φ₁) R_z(φ₂)``, |φ₁| < π/2."""
+    """Tait–Bryan xyz angles ``φ`` with ``R = R_x(φ₀) R_y(φ₁) R_z(φ₂)``, ``|φ₁| < π/2``."""
     return np.array([np.arctan2(-R[1, 2], R[2, 2]), np.arcsin(np.clip(R[0, 2], -1, 1)),
                      np.arctan2(-R[0, 1], R[0, 0])])
 

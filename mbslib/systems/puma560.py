@@ -31,8 +31,10 @@ flat parameter vector of :meth:`Puma560.params`: the bias ``c + g`` is the recur
 Newton–Euler algorithm (RNEA; Luh, Walker & Paul 1980) with every vector in its own link frame,
 written for standard DH frames as in Corke's ``rne_dh``, and the mass matrix is RNEA with unit
 joint accelerations and zero velocity and gravity (Walker & Orin 1982, method 1). The
-reference solution integrates these ODEs with ``scipy``'s DOP853 piecewise between the kinks of
-the right-hand side at ``T/2`` and ``T``.
+generalized-α iteration matrix takes the derivatives of the bias from the same recursion
+differentiated in forward mode (:func:`chain_dynamics`, the model's compiled kernels of
+:mod:`mbslib.systems.compiled_model`). The reference solution integrates these ODEs with
+``scipy``'s DOP853 piecewise between the kinks of the right-hand side at ``T/2`` and ``T``.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ import numpy as np
 from mbslib.kernels import solve
 from mbslib.loads import bang_bang
 from mbslib.systems import multibody as mb
+from mbslib.systems.compiled_model import ModelKind, vector_tangent, vector_uac
 from mbslib.validation import nonnegative, positive, vector
 
 # ---------------------------------------------------------------------------------------------
@@ -118,8 +121,12 @@ class Puma560:
 
     # -- parameters and reference motion -------------------------------------------------------
 
-    def params(self) -> np.ndarray:
+    def params(self, profile: bool = True) -> np.ndarray:
         """Flat float64 parameter vector ``P`` of the numba kernels, shape (86,).
+
+        ``profile=False``: ``φ_init`` (61:67) is replaced by ``φ_goal``, so that the reference
+        holds the goal from t = 0 (a step command, as :meth:`system` with ``profile=False``);
+        the initial state is still :meth:`initial_state`.
 
         ======  =====================================================
         slice   content
@@ -139,9 +146,10 @@ class Puma560:
         ======  =====================================================
         """
         f = lambda v: np.asarray(v, dtype=float).ravel()  # noqa: E731
+        start = self.phi_init_deg if profile else self.phi_goal_deg
         P = np.concatenate([
             f(self.dh_d), f(self.dh_a), f(self.dh_alpha), f(self.masses), f(self.coms),
-            f(self.inertias), [float(self.gravity)], np.deg2rad(f(self.phi_init_deg)),
+            f(self.inertias), [float(self.gravity)], np.deg2rad(f(start)),
             np.deg2rad(f(self.phi_goal_deg)), [float(self.duration)], f(self.stiffness),
             f(self.damping),
         ])
@@ -221,7 +229,7 @@ class Puma560:
 
     # -- the same robot in absolute coordinates ----------------------------------------------
 
-    def system(self) -> mb.System:
+    def system(self, profile: bool = True) -> mb.System:
         """Six rigid bodies in absolute coordinates (paper: ``6 (3 + l)`` equations of motion and
         ``6 × 5`` joint constraints).
 
@@ -230,11 +238,15 @@ class Puma560:
         in body k that point is ``Rx(−α) [−a, 0, −d] − r_c`` and the axis ``[0, sin α, cos α]``.
         The PD controller of joint k is a torsional spring–damper about the same axis that
         measures the angle between the x axes of frames k − 1 and k, which is the DH angle θ_k.
+        ``profile=False`` replaces the motion profile by a step command: the springs hold
+        ``φ_goal`` from t = 0 (the benchmarks' variant without a time-dependent reference).
         """
         e = np.eye(3)
         coms = np.asarray(self.coms, dtype=float)
         start = np.deg2rad(np.asarray(self.phi_init_deg, dtype=float))
         change = np.deg2rad(np.asarray(self.phi_goal_deg, dtype=float)) - start
+        if not profile:
+            start, change = start + change, 0.0 * change
         system = mb.System(gravity=(0.0, 0.0, -float(self.gravity)))
         for k in range(N_JOINTS):
             body = system.body(float(self.masses[k]), self.inertias[k])
@@ -316,45 +328,49 @@ class Puma560:
 # ---------------------------------------------------------------------------------------------
 
 
-# Small 3-vector kernels writing into preallocated buffers: the RNEA then allocates only a
-# handful of arrays per call (allocation, not arithmetic, dominates at this size).
+@numba.njit(cache=True)
+def _cross(a, b):
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
 
 
 @numba.njit(cache=True)
-def _cross_add(a, b, out):
-    """``out += a × b``."""
-    out[0] += a[1] * b[2] - a[2] * b[1]
-    out[1] += a[2] * b[0] - a[0] * b[2]
-    out[2] += a[0] * b[1] - a[1] * b[0]
+def _add(a, b):
+    return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
 
 
 @numba.njit(cache=True)
-def _cross_into(a, b, out):
-    """``out = a × b``."""
-    out[0] = a[1] * b[2] - a[2] * b[1]
-    out[1] = a[2] * b[0] - a[0] * b[2]
-    out[2] = a[0] * b[1] - a[1] * b[0]
+def _rt(R, x):
+    """``Rᵀ x``."""
+    return (R[0, 0] * x[0] + R[1, 0] * x[1] + R[2, 0] * x[2],
+            R[0, 1] * x[0] + R[1, 1] * x[1] + R[2, 1] * x[2],
+            R[0, 2] * x[0] + R[1, 2] * x[1] + R[2, 2] * x[2])
 
 
 @numba.njit(cache=True)
-def _rt_into(R, x, out):
-    """``out = Rᵀ x``."""
-    for j in range(3):
-        out[j] = R[0, j] * x[0] + R[1, j] * x[1] + R[2, j] * x[2]
+def _r(R, x):
+    """``R x``."""
+    return (R[0, 0] * x[0] + R[0, 1] * x[1] + R[0, 2] * x[2],
+            R[1, 0] * x[0] + R[1, 1] * x[1] + R[1, 2] * x[2],
+            R[2, 0] * x[0] + R[2, 1] * x[1] + R[2, 2] * x[2])
 
 
 @numba.njit(cache=True)
-def _r_into(R, x, out):
-    """``out = R x``."""
-    for j in range(3):
-        out[j] = R[j, 0] * x[0] + R[j, 1] * x[1] + R[j, 2] * x[2]
+def _rt_tangent(R, x, dx, dth):
+    """Directional derivative of ``Rᵢᵀ x`` with ``δRᵢ = δθᵢ ẑ Rᵢ``: ``Rᵀ (δx − δθ z × x)``."""
+    return _rt(R, (dx[0] + dth * x[1], dx[1] - dth * x[0], dx[2]))
 
 
 @numba.njit(cache=True)
-def _link_geometry(P, phi):
-    """``ⁱ⁻¹Rᵢ = Rot_z(θᵢ) Rot_x(αᵢ)`` (6, 3, 3) and ``p*ᵢ`` = ``oᵢ − oᵢ₋₁`` in frame i (6, 3)."""
-    R = np.empty((6, 3, 3))
-    ps = np.empty((6, 3))
+def _r_tangent(R, x, dx, dth):
+    """Directional derivative of ``Rᵢ x``: ``R δx + δθ z × (R x)``."""
+    a, b = _r(R, dx), _r(R, x)
+    return (a[0] - dth * b[1], a[1] + dth * b[0], a[2])
+
+
+@numba.njit(cache=True)
+def _link_geometry(P, phi, R, ps):
+    """``ⁱ⁻¹Rᵢ = Rot_z(θᵢ) Rot_x(αᵢ)`` into ``R`` (6, 3, 3) and ``p*ᵢ = oᵢ − oᵢ₋₁`` in frame i into
+    ``ps`` (6, 3)."""
     for i in range(6):
         ct, st = np.cos(phi[i]), np.sin(phi[i])
         al = P[IDX_ALPHA + i]
@@ -364,12 +380,12 @@ def _link_geometry(P, phi):
         R[i, 2, 0], R[i, 2, 1], R[i, 2, 2] = 0.0, sa, ca
         d = P[IDX_D + i]
         ps[i, 0], ps[i, 1], ps[i, 2] = P[IDX_A + i], d * sa, d * ca
-    return R, ps
 
 
 @numba.njit(cache=True)
-def _rnea(P, R, ps, dq, ddq, g, tau):
-    """Joint torques ``τ = M(φ) q̈ + c(φ, q̇) + g(φ)`` by RNEA into ``tau``; vectors in link frames.
+def _rnea(P, R, ps, dq, ddq, g, dth, ddq_dir, tau, dtau, store):
+    """Joint torques ``τ = M(φ) q̈ + c(φ, q̇) + g(φ)`` by RNEA into ``tau`` and their directional
+    derivative along ``δφ = dth``, ``δq̇ = ddq_dir`` (q̈ fixed) into ``dtau``; vectors in link frames.
 
     Luh, Walker & Paul (1980), standard DH frames; revolute joint i turns about
     ``z = z_{i−1} = [0, 0, 1]`` of frame i−1, ``Rᵢ = ⁱ⁻¹Rᵢ``. Forward recursion:
@@ -379,86 +395,116 @@ def _rnea(P, R, ps, dq, ddq, g, tau):
     ``Nᵢ = Iᵢ ω̇ᵢ + ωᵢ × Iᵢ ωᵢ``.
     Backward recursion, force on link i from link i−1 and moment about ``oᵢ₋₁``:
     ``fᵢ = Fᵢ + Rᵢ₊₁ fᵢ₊₁``, ``nᵢ = Nᵢ + (p*ᵢ + r_cᵢ) × Fᵢ + Rᵢ₊₁ nᵢ₊₁ + p*ᵢ × Rᵢ₊₁ fᵢ₊₁``,
-    ``τᵢ = nᵢ · Rᵢᵀ z``.
+    ``τᵢ = nᵢ · Rᵢᵀ z``. The derivative is the same recursion differentiated term by term
+    (forward mode) with ``δRᵢ = δθᵢ ẑ Rᵢ``; ``p*ᵢ`` and ``Rᵢᵀ z`` do not depend on θᵢ.
+    ``store`` (4, 6, 3) keeps ``F, N, δF, δN`` between the passes. No allocation.
     """
-    F = np.empty((6, 3))
-    N = np.empty((6, 3))
-    buf = np.zeros((8, 3))
-    w, dw, dv, wz, dwz, tmp, u, v = buf[0], buf[1], buf[2], buf[3], buf[4], buf[5], buf[6], buf[7]
-    dv[2] = g
+    w, dw, dv = (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), (0.0, 0.0, g)
+    tw, tdw, tdv = (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
     for i in range(6):
-        p = ps[i]
-        rc = P[IDX_COM + 3 * i:IDX_COM + 3 * i + 3]
-        J = P[IDX_INERTIA + 3 * i:IDX_INERTIA + 3 * i + 3]
-        # ωᵢ₋₁ + z q̇ᵢ and ω̇ᵢ₋₁ + z q̈ᵢ + ωᵢ₋₁ × z q̇ᵢ (frame i−1), then into frame i
-        wz[0], wz[1], wz[2] = w[0], w[1], w[2] + dq[i]
-        dwz[0], dwz[1], dwz[2] = dw[0] + w[1] * dq[i], dw[1] - w[0] * dq[i], dw[2] + ddq[i]
-        _rt_into(R[i], wz, w)
-        _rt_into(R[i], dwz, dw)
-        # v̇ᵢ (origin oᵢ), tmp = v̇ᵢ₋₁ in frame i
-        _rt_into(R[i], dv, tmp)
-        dv[:] = tmp
-        _cross_add(dw, p, dv)
-        _cross_into(w, p, tmp)
-        _cross_add(w, tmp, dv)
-        # u = v̇_cᵢ, Fᵢ = mᵢ v̇_cᵢ, Nᵢ = Iᵢ ω̇ᵢ + ωᵢ × Iᵢ ωᵢ
-        u[:] = dv
-        _cross_add(dw, rc, u)
-        _cross_into(w, rc, tmp)
-        _cross_add(w, tmp, u)
+        p = (ps[i, 0], ps[i, 1], ps[i, 2])
+        o = IDX_COM + 3 * i
+        rc = (P[o], P[o + 1], P[o + 2])
+        o = IDX_INERTIA + 3 * i
+        J = (P[o], P[o + 1], P[o + 2])
+        m = P[IDX_M + i]
+        qd, dqd = dq[i], ddq_dir[i]
+        wz = (w[0], w[1], w[2] + qd)
+        dwz = (dw[0] + w[1] * qd, dw[1] - w[0] * qd, dw[2] + ddq[i])
+        twz = (tw[0], tw[1], tw[2] + dqd)
+        tdwz = (tdw[0] + tw[1] * qd + w[1] * dqd, tdw[1] - tw[0] * qd - w[0] * dqd, tdw[2])
+        w, tw = _rt(R[i], wz), _rt_tangent(R[i], wz, twz, dth[i])
+        dw, tdw = _rt(R[i], dwz), _rt_tangent(R[i], dwz, tdwz, dth[i])
+        dv, tdv = _rt(R[i], dv), _rt_tangent(R[i], dv, tdv, dth[i])
+        wp = _cross(w, p)
+        twp = _cross(tw, p)
+        dv = _add(_add(dv, _cross(dw, p)), _cross(w, wp))
+        tdv = _add(_add(tdv, _cross(tdw, p)), _add(_cross(tw, wp), _cross(w, twp)))
+        wr = _cross(w, rc)
+        twr = _cross(tw, rc)
+        u = _add(_add(dv, _cross(dw, rc)), _cross(w, wr))
+        tu = _add(_add(tdv, _cross(tdw, rc)), _add(_cross(tw, wr), _cross(w, twr)))
+        Jw = (J[0] * w[0], J[1] * w[1], J[2] * w[2])
+        tJw = (J[0] * tw[0], J[1] * tw[1], J[2] * tw[2])
+        N = _add((J[0] * dw[0], J[1] * dw[1], J[2] * dw[2]), _cross(w, Jw))
+        tN = _add(_add((J[0] * tdw[0], J[1] * tdw[1], J[2] * tdw[2]), _cross(tw, Jw)), _cross(w, tJw))
         for k in range(3):
-            F[i, k] = P[IDX_M + i] * u[k]
-            tmp[k] = J[k] * w[k]
-            N[i, k] = J[k] * dw[k]
-        _cross_add(w, tmp, N[i])
-    f, n = buf[0], buf[1]  # reuse: forward quantities are no longer needed
-    f[:] = 0.0
-    n[:] = 0.0
+            store[0, i, k] = m * u[k]
+            store[1, i, k] = N[k]
+            store[2, i, k] = m * tu[k]
+            store[3, i, k] = tN[k]
+    f, n, tf, tn = (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
     for i in range(5, -1, -1):
-        p = ps[i]
-        rc = P[IDX_COM + 3 * i:IDX_COM + 3 * i + 3]
-        if i < 5:  # u = Rᵢ₊₁ fᵢ₊₁, v = Rᵢ₊₁ nᵢ₊₁ in frame i
-            _r_into(R[i + 1], f, u)
-            _r_into(R[i + 1], n, v)
+        p = (ps[i, 0], ps[i, 1], ps[i, 2])
+        o = IDX_COM + 3 * i
+        pc = (p[0] + P[o], p[1] + P[o + 1], p[2] + P[o + 2])
+        F = (store[0, i, 0], store[0, i, 1], store[0, i, 2])
+        tF = (store[2, i, 0], store[2, i, 1], store[2, i, 2])
+        if i < 5:  # uf = Rᵢ₊₁ fᵢ₊₁, un = Rᵢ₊₁ nᵢ₊₁ in frame i
+            uf, tuf = _r(R[i + 1], f), _r_tangent(R[i + 1], f, tf, dth[i + 1])
+            un, tun = _r(R[i + 1], n), _r_tangent(R[i + 1], n, tn, dth[i + 1])
         else:
-            u[:] = 0.0
-            v[:] = 0.0
-        for k in range(3):
-            n[k] = N[i, k] + v[k]
-            f[k] = F[i, k] + u[k]
-            tmp[k] = p[k] + rc[k]
-        _cross_add(tmp, F[i], n)
-        _cross_add(p, u, n)
+            uf, tuf = (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
+            un, tun = (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
+        N = (store[1, i, 0], store[1, i, 1], store[1, i, 2])
+        tN = (store[3, i, 0], store[3, i, 1], store[3, i, 2])
+        n = _add(_add(_add(N, un), _cross(pc, F)), _cross(p, uf))
+        tn = _add(_add(_add(tN, tun), _cross(pc, tF)), _cross(p, tuf))
+        f, tf = _add(F, uf), _add(tF, tuf)
         tau[i] = n[1] * R[i, 2, 1] + n[2] * R[i, 2, 2]  # Rᵢᵀ z = third row of Rᵢ = [0, sα, cα]
+        dtau[i] = tn[1] * R[i, 2, 1] + tn[2] * R[i, 2, 2]
+
+
+#: Scratch doubles of the chain kernels: R (54), p* (18), RNEA store (72), six vectors of 6.
+_CHAIN_WORK = 54 + 18 + 72 + 36
+
+
+@numba.njit(cache=True)
+def _chain_views(work):
+    R = work[:54].reshape((6, 3, 3))
+    ps = work[54:72].reshape((6, 3))
+    store = work[72:144].reshape((4, 6, 3))
+    vecs = work[144:180].reshape((6, 6))
+    return R, ps, store, vecs
+
+
+@numba.njit(cache=True)
+def _mass_matrix_into(P, R, ps, store, vecs, M):
+    """``M(φ)``: column j = RNEA(q̈ = e_j, q̇ = 0, g = 0), symmetrised (exact up to round-off)."""
+    zero, e, col, dcol = vecs[0], vecs[1], vecs[2], vecs[3]
+    zero[:] = 0.0
+    for j in range(6):
+        e[:] = 0.0
+        e[j] = 1.0
+        _rnea(P, R, ps, zero, e, 0.0, zero, zero, col, dcol, store)
+        for i in range(6):
+            M[i, j] = col[i]
+    for i in range(6):
+        for j in range(i):
+            s = 0.5 * (M[i, j] + M[j, i])
+            M[i, j] = s
+            M[j, i] = s
 
 
 @numba.njit(cache=True)
 def chain_mass_matrix(P, phi):
     """Joint-space mass matrix ``M(φ)`` (6, 6): column j = RNEA(q̈ = e_j, q̇ = 0, g = 0)."""
-    R, ps = _link_geometry(P, phi)
+    work = np.zeros(_CHAIN_WORK)
+    R, ps, store, vecs = _chain_views(work)
+    _link_geometry(P, phi, R, ps)
     M = np.empty((6, 6))
-    zero = np.zeros(6)
-    e = np.zeros(6)
-    col = np.empty(6)
-    for j in range(6):
-        e[:] = 0.0
-        e[j] = 1.0
-        _rnea(P, R, ps, zero, e, 0.0, col)
-        M[:, j] = col
-    for i in range(6):  # symmetric up to round-off; make it exact
-        for j in range(i):
-            s = 0.5 * (M[i, j] + M[j, i])
-            M[i, j] = s
-            M[j, i] = s
+    _mass_matrix_into(P, R, ps, store, vecs, M)
     return M
 
 
 @numba.njit(cache=True)
 def chain_bias(P, phi, dphi):
     """``c(φ, φ̇) + g(φ)`` (6,): RNEA with ``φ̈ = 0``; the dynamics read ``M φ̈ + bias = τ``."""
-    R, ps = _link_geometry(P, phi)
+    work = np.zeros(_CHAIN_WORK)
+    R, ps, store, vecs = _chain_views(work)
+    _link_geometry(P, phi, R, ps)
     tau = np.empty(6)
-    _rnea(P, R, ps, dphi, np.zeros(6), P[IDX_G], tau)
+    _rnea(P, R, ps, dphi, vecs[0], P[IDX_G], vecs[0], vecs[0], tau, vecs[1], store)
     return tau
 
 
@@ -489,3 +535,57 @@ def chain_rhs(P, t, phi, dphi):
     """Joint accelerations ``φ̈ = M(φ)⁻¹ (τ(t, φ, φ̇) − c(φ, φ̇) − g(φ))`` (6,)."""
     rhs = pd_torque(P, t, phi, dphi) - chain_bias(P, phi, dphi)
     return solve(chain_mass_matrix(P, phi), rhs)
+
+
+@numba.njit(cache=True)
+def chain_dynamics(form, P, q, v, t, jac, work, M, g, K, C):
+    """Kernel of the compiled model interface (:mod:`mbslib.systems.compiled_model`):
+    ``M(φ)``, ``g = τ_PD(t, φ, φ̇) − c(φ, φ̇) − g(φ)`` and, with ``jac``, the analytic
+    ``K = −∂g/∂φ = diag(k) + ∂(c + g)/∂φ``, ``C = −∂g/∂φ̇ = diag(d) + ∂c/∂φ̇`` (the RNEA
+    differentiated in forward mode, one direction per column)."""
+    R, ps, store, vecs = _chain_views(work.reshape(work.size))
+    zero, e, bias, dbias = vecs[0], vecs[1], vecs[4], vecs[5]
+    _link_geometry(P, q, R, ps)
+    _mass_matrix_into(P, R, ps, store, vecs, M)
+    zero[:] = 0.0
+    _rnea(P, R, ps, v, zero, P[IDX_G], zero, zero, bias, dbias, store)
+    for i in range(6):
+        p0 = P[IDX_PHI0 + i]
+        ref, ref_rate, _ = bang_bang(p0, P[IDX_PHI1 + i] - p0, P[IDX_T], t)
+        g[i] = -P[IDX_K + i] * (q[i] - ref) - P[IDX_DAMP + i] * (v[i] - ref_rate) - bias[i]
+    if not jac:
+        return
+    for j in range(6):
+        e[:] = 0.0
+        e[j] = 1.0
+        _rnea(P, R, ps, v, zero, P[IDX_G], e, zero, bias, dbias, store)
+        for i in range(6):
+            K[i, j] = dbias[i] + (P[IDX_K + i] if i == j else 0.0)
+        _rnea(P, R, ps, v, zero, P[IDX_G], zero, e, bias, dbias, store)
+        for i in range(6):
+            C[i, j] = dbias[i] + (P[IDX_DAMP + i] if i == j else 0.0)
+
+
+@numba.njit(cache=True)
+def chain_constraints(form, P, q, work, phi, B):
+    """No constraints (minimal coordinates)."""
+
+
+@numba.njit(cache=True)
+def chain_record(form, P, q, v, work, out):
+    """The whole state ``[φ; φ̇]``."""
+    for i in range(6):
+        out[i] = q[i]
+        out[6 + i] = v[i]
+
+
+#: The Puma in joint coordinates as a model family of :mod:`mbslib.systems.compiled_model`.
+CHAIN = ModelKind(
+    "Puma 560 in joint coordinates",
+    (chain_dynamics, chain_constraints, chain_record, vector_uac, vector_tangent),
+    n=lambda P, form: N_JOINTS,
+    n_constraints=lambda P, form: 0,
+    n_pages=lambda P, form: -(-_CHAIN_WORK // 16),
+    n_record=lambda P, form: 2 * N_JOINTS,
+    check=lambda P, form: vector("P", P, (N_PARAMS,)),
+)
