@@ -40,6 +40,7 @@ from pathlib import Path
 
 from mbslib import quick
 
+#: Kinds of scorecard records (see the module docstring).
 KINDS = ("claim", "reference", "discrepancy", "timing")
 WHOSE = ("paper", "ours")
 

@@ -101,12 +101,14 @@ class Joint:
     The joint point is ``point_a`` in body a's frame (in the world frame for the ground) and
     ``point_b`` in body b's frame; both must coincide (for ``prismatic``: lie on the axis).
 
-    ``kind``:
-        ``spherical``: the points coincide (3 equations);
-        ``revolute``: and ``axis_b`` stays parallel to ``axis_a`` (2 more);
-        ``universal``: and ``axis_b`` stays perpendicular to ``axis_a`` (1 more);
-        ``prismatic``: the relative rotation stays as initially (3) and the points stay on the
-        line through ``point_a`` along ``axis_a`` (2).
+    ``kind`` is one of
+
+    - ``spherical``: the points coincide (3 equations);
+    - ``revolute``: and ``axis_b`` stays parallel to ``axis_a`` (2 more);
+    - ``universal``: and ``axis_b`` stays perpendicular to ``axis_a`` (1 more);
+    - ``prismatic``: the relative rotation stays as initially (3) and the points stay on the
+      line through ``point_a`` along ``axis_a`` (2).
+
     Axes are given in the frames of their bodies (world frame for the ground).
     """
 

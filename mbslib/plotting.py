@@ -31,7 +31,7 @@ def apply_style() -> None:
 def plot_increments(ax, t, series: dict, linthresh: float = 1e-16, ylabel: str = "increment"):
     """Per-step increments ``X^{n+1} - X^n`` of each series against ``t^{n+1}`` on a symlog axis.
 
-    Round-off-level increments (|Δ| ≲ 1e-14) sit in the linear band around zero; drifting
+    Round-off-level increments (``|Δ| ≲ 1e-14``) sit in the linear band around zero; drifting
     schemes rise out of it by orders of magnitude, which a linear axis would hide.
     """
     t = np.asarray(t, dtype=float)

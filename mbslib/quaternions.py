@@ -153,7 +153,7 @@ def from_rotvec(theta) -> np.ndarray:
 
 
 def to_rotvec(q) -> np.ndarray:
-    """Rotation vector (|θ| ≤ π) of the unit quaternion ``q``."""
+    """Rotation vector (``|θ| ≤ π``) of the unit quaternion ``q``."""
     return log_so3(rotation_matrix(q))
 
 

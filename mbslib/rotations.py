@@ -1,8 +1,8 @@
 """Rotations: SO(3), its exponential map and tangent operator, Cayley / rescaled Rodrigues
 parameters, and Tait–Bryan angles.
 
-Conventions
------------
+Conventions:
+
 - ``hat(a) @ b == np.cross(a, b)``; ``vee`` is its inverse.
 - ``exp_so3(phi)`` is the rotation by the angle ``|phi|`` about ``phi/|phi|`` (Rodrigues' formula).
 - The tangent operator is right-trivialised: ``exp(φ + δ) = exp(φ) exp(T(φ) δ) + O(|δ|²)``,
@@ -67,7 +67,7 @@ def rotation_coefficients(theta: float) -> tuple[float, float, float]:
 
 
 def exp_so3(phi) -> np.ndarray:
-    """Rotation matrix ``exp(φ̂) = I + (sin θ/θ) φ̂ + ((1-cos θ)/θ²) φ̂²``, θ = |φ|; shape (3, 3)."""
+    """Rotation matrix ``exp(φ̂) = I + (sin θ/θ) φ̂ + ((1-cos θ)/θ²) φ̂²``, ``θ = |φ|``; shape (3, 3)."""
     phi = np.asarray(phi, dtype=float)
     theta = np.linalg.norm(phi)
     P = hat(phi)
@@ -160,7 +160,7 @@ def cayley_compose(a, b) -> np.ndarray:
 
 
 def rotvec_to_cayley(phi) -> np.ndarray:
-    """Rescaled Rodrigues parameters ``2 tan(θ/2) n`` of the rotation vector ``θ n`` (|θ| < π)."""
+    """Rescaled Rodrigues parameters ``2 tan(θ/2) n`` of the rotation vector ``θ n`` (``|θ| < π``)."""
     phi = np.asarray(phi, dtype=float)
     theta = np.linalg.norm(phi)
     if theta >= np.pi:
@@ -182,7 +182,7 @@ def tait_bryan_123(angles) -> np.ndarray:
 def tait_bryan_123_from_matrix(R) -> np.ndarray:
     """Angles ``(α, β, γ)`` of ``R = R_x(α) R_y(β) R_z(γ)`` with β ∈ [-π/2, π/2].
 
-    Raises at gimbal lock (|cos β| < 1e-12), where α and γ are not separately defined.
+    Raises at gimbal lock (``|cos β| < 1e-12``), where α and γ are not separately defined.
     """
     R = np.asarray(R, dtype=float)
     beta = np.arcsin(np.clip(R[0, 2], -1.0, 1.0))

@@ -59,7 +59,7 @@ def constrained_tangent_basis(G: np.ndarray) -> np.ndarray:
 
 
 def symplecticity_defect(DPhi: np.ndarray, B: np.ndarray | None = None) -> float:
-    """max |(DΦ B)ᵀ 𝕁 (DΦ B) − Bᵀ 𝕁 B| (B = identity if omitted: the unrestricted defect).
+    """``max |(DΦ B)ᵀ 𝕁 (DΦ B) − Bᵀ 𝕁 B|`` (B = identity if omitted: the unrestricted defect).
 
     Parameters
     ----------

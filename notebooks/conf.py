@@ -38,9 +38,11 @@ copyright = BOOK["book"]["copyright"]
 # Everything a page loads comes from the site itself (tests/test_site.py): MathJax from
 # sphinx-mathjax-offline, no widget manager (static panels are plain HTML, mbslib.widgets).
 extensions = ["myst_nb", "scorecard", "paperfigures", "offline", "sphinx-mathjax-offline", "sphinx_copybutton",
-              "sphinx_exercise"]
+              "sphinx_exercise", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "apiref"]
 root_doc = "index"
-include_patterns = ["index.md", "scorecard.md"] + [f"{c}.md" for c in BOOK["chapters"]]
+# The chapters, then the scorecard and the API reference of mbslib (api.md, autodoc).
+APPENDICES = ["scorecard", "api"]
+include_patterns = ["index.md"] + [f"{c}.md" for c in BOOK["chapters"] + APPENDICES]
 exclude_patterns = ["_build", "conf.py", "**/.ipynb_checkpoints", "_ext", "_static"]
 
 myst_enable_extensions = ["dollarmath", "amsmath"]
@@ -50,6 +52,11 @@ myst_dmath_double_inline = True
 # sphinx-exercise turns numfig on for its exercises, so figures and tables get an empty number.
 numfig_format = {"figure": "%.0s", "table": "%.0s", "code-block": "%.0s"}
 nb_ipywidgets_js = {}  # static pages have no live widgets: load no widget manager from a CDN
+
+# API reference (api.md): members in the order of the sources, numpy-style docstring sections,
+# attributes of records as a field list.
+autodoc_member_order = "bysource"
+napoleon_use_ivar = True
 
 nb_execution_mode = "cache"
 nb_execution_cache_path = str(CACHE_DIR)
@@ -83,7 +90,7 @@ scorecard_dir = str(CHECKS_DIR)
 def add_chapter_toctree(app, docname, source):
     """Append the chapter list of book.toml to the landing page as its table of contents."""
     if docname == "index":
-        entries = "\n".join(BOOK["chapters"] + ["scorecard"])
+        entries = "\n".join(BOOK["chapters"] + APPENDICES)
         source[0] += f"\n\n```{{toctree}}\n:maxdepth: 1\n:caption: Chapters\n\n{entries}\n```\n"
 
 

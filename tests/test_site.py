@@ -91,3 +91,63 @@ def test_captions_carry_the_paper_numbers_and_alt_text(site):
     assert "Fig. 3. </span>" in page or "Fig. 3. Energy increments" in page
     assert 'alt="Fig. 3. Energy increments of the scheme"' in page
     assert "Fig. 1" not in page and "Not a paper figure" in page
+
+
+# napoleon (Sphinx 9) reads autodoc's options through an interface Sphinx 11 will remove.
+@pytest.mark.filterwarnings("ignore:The mapping interface for autodoc options:PendingDeprecationWarning")
+def test_api_reference_documents_every_module_without_a_warning(tmp_path):
+    """notebooks/api.md, built nitpicky with the book's configuration (as `make book` builds it),
+    renders the docstrings of every module of mbslib without a warning."""
+    import io
+    import os
+
+    from sphinx.application import Sphinx
+    from sphinx.util.console import strip_escape_sequences
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "conf.py").write_text(textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(NOTEBOOKS)!r})
+        from conf import *  # the book's configuration
+        html_static_path = [{str(NOTEBOOKS / "_static")!r}]
+        html_favicon = {str(NOTEBOOKS / "_static" / "favicon.svg")!r}
+        include_patterns = ["index.md", "api.md"]
+        nb_execution_mode = "off"
+        def setup(app):
+            pass
+        """))
+    (src / "index.md").write_text("# A book\n\n```{toctree}\napi\n```\n")
+    shutil.copy(NOTEBOOKS / "api.md", src / "api.md")
+    warnings = io.StringIO()
+    environ = dict(os.environ)  # the book's conf.py sets variables for its kernels
+    try:
+        app = Sphinx(str(src), str(src), str(tmp_path / "html"), str(tmp_path / "doctrees"), "html",
+                     status=None, warning=warnings, freshenv=True, confoverrides={"nitpicky": True})
+        app.build()
+    finally:
+        os.environ.clear()
+        os.environ.update(environ)
+    # A second Sphinx application in one process registers docutils' node classes again.
+    found = [w for w in strip_escape_sequences(warnings.getvalue()).splitlines() if "is already registered" not in w]
+    assert found == []
+    page = (tmp_path / "html" / "api.html").read_text()
+    assert 'id="module-mbslib.model"' in page and 'id="mbslib.model.Model"' in page
+
+
+def test_api_reference_follows_the_chapters_and_the_scorecard():
+    import os
+    import sys
+
+    sys.path.insert(0, str(NOTEBOOKS))
+    environ = dict(os.environ)  # the book's conf.py sets variables for its kernels
+    try:
+        import conf
+    finally:
+        os.environ.clear()
+        os.environ.update(environ)
+    source = [""]
+    conf.add_chapter_toctree(None, "index", source)
+    toctree = source[0].split("```")[1].splitlines()
+    assert [line for line in toctree if line and line[0] not in "{:"] == conf.BOOK["chapters"] + ["scorecard", "api"]
+    assert "api.md" in conf.include_patterns

@@ -250,12 +250,12 @@ def step_dla(body: NontwistingBody, x_n, h, t=0.0):
 
     Newton on ``(q_{k+1}, λ_k, μ_k)`` from ``(q_k + h M⁻¹p_k, 0, 0)``, then
     ``p_{k+1} = M(q_{k+1} − q_k)/h + (h/2) Q(q_{k+1}, t_{k+1})`` projected onto the constraint
-    velocities. There is no solution once the rotation per step reaches |ω|h = 1.
+    velocities. There is no solution once the rotation per step reaches ``|ω| h = 1``.
 
     Raises
     ------
     NewtonError
-        When Newton fails (in particular beyond the existence limit |ω|h ≥ 1).
+        When Newton fails (in particular beyond the existence limit ``|ω| h ≥ 1``).
     """
     positive(h=h)
     x_n = np.asarray(x_n, dtype=float)

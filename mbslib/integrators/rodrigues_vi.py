@@ -33,7 +33,7 @@ here (batched, paper numbering)        :mod:`mbslib.rotations` (one vector)
 ``_hat(a)``                            ``hat(a)``
 ``rr_matrix(alpha)``  (eq. 4)          ``cayley_so3(alpha)``
 ``rr_compose(a1, a2)`` (eq. 5)         ``cayley_compose(a2, a1)``  -- **arguments swapped**
-``rr_from_rotvec(theta)`` (eq. 3)      ``rotvec_to_cayley(theta)`` (which rejects |θ| >= π)
+``rr_from_rotvec(theta)`` (eq. 3)      ``rotvec_to_cayley(theta)`` (which rejects ``|θ| >= π``)
 ``rr_from_matrix(R)``                  ``cayley_inv_so3(R)``
 =====================================  =====================================================
 

@@ -51,18 +51,30 @@ class TorusParams:
 
     Attributes
     ----------
-    n_p : int            number of particles (paper 80), integer >= 3
-    D_t : float          ring diameter (paper 3), > 0
-    m, J : float         particle mass and scalar inertia (paper 1, 1), > 0
-    K_m, K_a, K_s : float  binder bending/torsion, axial, shear stiffness (paper 10, 200, 200), >= 0
-    K_pp : float         particle stiffness (paper 2100), >= 0
-    K_pw : float         wall stiffness [D] = K_pp, >= 0
-    v0 : float           initial speed towards the wall (paper 1), finite
-    x_c : float          initial ring-centre x [D] = 2 (first contact at t ≈ 0.441), finite
-    x_w : float          wall position (paper 0), finite; the ring must start right of it
-    law : str            "normalized" (as printed) or "absolute" (absolute overlaps)
-    wall : bool          include the wall
-    contact : bool       include particle–particle contact
+    n_p : int
+        Number of particles (paper 80), integer >= 3.
+    D_t : float
+        Ring diameter (paper 3), > 0.
+    m, J : float
+        Particle mass and scalar inertia (paper 1, 1), > 0.
+    K_m, K_a, K_s : float
+        Binder bending/torsion, axial, shear stiffness (paper 10, 200, 200), >= 0.
+    K_pp : float
+        Particle stiffness (paper 2100), >= 0.
+    K_pw : float
+        Wall stiffness [D] = K_pp, >= 0.
+    v0 : float
+        Initial speed towards the wall (paper 1), finite.
+    x_c : float
+        Initial ring-centre x [D] = 2 (first contact at t ≈ 0.441), finite.
+    x_w : float
+        Wall position (paper 0), finite; the ring must start right of it.
+    law : str
+        "normalized" (as printed) or "absolute" (absolute overlaps).
+    wall : bool
+        Include the wall.
+    contact : bool
+        Include particle–particle contact.
     """
 
     n_p: int = 80
@@ -114,11 +126,16 @@ class BinderTorus:
     Attributes
     ----------
     params : TorusParams
-    D : float                 particle diameter ``D_t sin(π/n_p)``
-    x0 : ndarray (n, 3)       reference (= initial) positions
-    bonds : ndarray (nb, 2)   bonded pairs (i, i+1 mod n), each once
-    n0 : ndarray (nb, 3)      reference bond directions ``(x_i0 - x_j0)/r0``
-    r0 : ndarray (nb,)        reference bond lengths (= D)
+    D : float
+        Particle diameter ``D_t sin(π/n_p)``.
+    x0 : ndarray (n, 3)
+        Reference (= initial) positions.
+    bonds : ndarray (nb, 2)
+        Bonded pairs (i, i+1 mod n), each once.
+    n0 : ndarray (nb, 3)
+        Reference bond directions ``(x_i0 - x_j0)/r0``.
+    r0 : ndarray (nb,)
+        Reference bond lengths (= D).
     """
 
     params: TorusParams
@@ -432,7 +449,7 @@ def _run_nb(x, v, alpha, w, h, n_steps, scheme, stride, E_ref, blowup,
             rec, states):
     """Run ``n_steps`` of a map in place; return (steps done, status, ∫(E-E_ref)^2 dt, ∫q2 dt).
 
-    status: 0 ok, 1 energy blow-up (|E - E_ref| > blowup |E_ref| or non-finite), 2 eq. (16)
+    status: 0 ok, 1 energy blow-up (``|E - E_ref| > blowup |E_ref|`` or non-finite), 2 eq. (16)
     invalid (h|p| >= 1). Records every ``stride`` steps into ``rec`` and ``states`` (if non-empty).
     """
     n = x.shape[0]
@@ -546,15 +563,24 @@ class TorusRun(NamedTuple):
 
     Attributes
     ----------
-    t : ndarray (n_rec,)           record times (every ``stride`` steps)
-    diag : ndarray (n_rec, 20)     diagnostics, columns :data:`COLUMNS`
-    states : ndarray (n_rec, 4, n, 3) or None   (x, v, alpha, Ω) at the record times
+    t : ndarray (n_rec,)
+        Record times (every ``stride`` steps).
+    diag : ndarray (n_rec, 20)
+        Diagnostics, columns :data:`COLUMNS`.
+    states : ndarray (n_rec, 4, n, 3) or None
+        (x, v, alpha, Ω) at the record times.
     h : float
-    n_steps : int                  steps completed
-    status : int                   0 ok, 1 blow-up, 2 eq. (16) invalid
-    int_e2 : float                 ∫ (E - E_ref)^2 dt over the completed steps (trapezoid)
-    int_q2 : float                 ∫ ||q||^2 dt, the H¹ integrand (35) summed over bodies
-    wall_time : float              seconds in the compiled loop
+        Step size.
+    n_steps : int
+        Steps completed.
+    status : int
+        0 ok, 1 blow-up, 2 eq. (16) invalid.
+    int_e2 : float
+        ``∫ (E - E_ref)^2 dt`` over the completed steps (trapezoid).
+    int_q2 : float
+        ``∫ ||q||^2 dt``, the H¹ integrand (35) summed over bodies.
+    wall_time : float
+        Seconds in the compiled loop.
     """
 
     t: np.ndarray
@@ -587,12 +613,18 @@ def simulate_torus(torus: BinderTorus, scheme: str, h: float, t_end: float, *, s
 
     Parameters
     ----------
-    h, t_end : float      step size and horizon (``t_end/h`` is rounded to whole steps)
-    stride : int          record every ``stride`` steps
-    state0 : RRState      initial state (default: :meth:`BinderTorus.initial_state`)
-    store_states : bool   also record the full states at the record times
-    E_ref : float         energy reference of the H⁰ error integral (default: initial energy)
-    blowup : float        stop when ``|E - E_ref| > blowup |E_ref|`` (status 1)
+    h, t_end : float
+        Step size and horizon (``t_end/h`` is rounded to whole steps).
+    stride : int
+        Record every ``stride`` steps.
+    state0 : RRState
+        Initial state (default: :meth:`BinderTorus.initial_state`).
+    store_states : bool
+        Also record the full states at the record times.
+    E_ref : float
+        Energy reference of the H⁰ error integral (default: initial energy).
+    blowup : float
+        Stop when ``|E - E_ref| > blowup |E_ref|`` (status 1).
     """
     if scheme not in SCHEMES:
         raise ValueError(f"scheme must be one of {sorted(SCHEMES)}, got {scheme!r}")

@@ -289,7 +289,7 @@ def four_bar_reference(t_eval, omega0: float, params: FourBarParams = FourBarPar
 
 
 def four_bar_period(omega0: float, params: FourBarParams = FourBarParams()) -> float:
-    """Period of one full revolution of the undamped reduced model, ∮ dθ/|θ̇| by quadrature."""
+    """Period of one full revolution of the undamped reduced model, ``∮ dθ/|θ̇|`` by quadrature."""
     m, l = params.mass, params.l
     H = 1.5 * m * l**2 * omega0**2 + 3.5 * m * params.g * l
     rate = lambda th: np.sqrt((H - 3.5 * m * params.g * l * np.sin(th)) / (1.5 * m * l**2))  # noqa: E731

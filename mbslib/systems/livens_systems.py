@@ -9,17 +9,20 @@ Interface used by :mod:`mbslib.integrators.livens` (all arrays float64):
 
 ``n, m``
     Number of coordinates and of holonomic constraints.
-``mass_matrix(q)`` (n, n), ``kinetic_energy(q, v)``, ``potential(q)``
+``mass_matrix(q)``, ``kinetic_energy(q, v)``, ``potential(q)``
+    The mass matrix (n, n) and the two energies.
 ``grad_kinetic(q, v)`` -> ``KineticParts``
     Continuous ``∂_qT, ∂_vT`` and their derivatives with respect to ``q`` and ``v``.
 ``dg_kinetic(q0, q1, v0, v1)`` -> ``KineticParts``
     Discrete partial derivatives ``∂̄_qT, ∂̄_vT`` (App. A / eq. 87) and their derivatives with
     respect to the end values ``q1, v1``.
-``grad_potential(q)``, ``hess_potential(q)``, ``dg_potential(q0, q1)`` -> (∇̄V, ∂∇̄V/∂q1)
+``grad_potential(q)``, ``hess_potential(q)``, ``dg_potential(q0, q1)``
+    ∇V, ∇²V, and the discrete gradient with its derivative, ``(∇̄V, ∂∇̄V/∂q1)``.
 ``constraint(q)`` (m,), ``constraint_jacobian(q)`` (m, n), ``constraint_hessian(q, lam)`` (n, n)
     ``Σ_k lam_k ∇²g_k``. All constraints of the paper are quadratic, so their Gonzalez discrete
     gradient is the midpoint Jacobian ``∇g(q^{n+1/2})`` exactly (Sect. 4).
-``external_force(q, t)`` -> ``(f, ∂f/∂q)`` or ``None``
+``external_force(q, t)``
+    The applied force and its derivative ``(f, ∂f/∂q)``, or ``None`` when there is none.
 ``quaternion_slices``
     Slices of ``q`` that are unit quaternions (for the antipodal-branch guard).
 

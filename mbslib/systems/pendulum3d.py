@@ -65,7 +65,7 @@ class Pendulum3D:
         return np.sum((rr_matrix(alpha) @ np.asarray(self.rho0)) * w, axis=-1)
 
     def axis_length(self, alpha) -> np.ndarray:
-        """Eq. (41c): ``|R rho0|`` (= |rho0| while R stays orthogonal)."""
+        """Eq. (41c): ``|R rho0|`` (equal to ``|rho0|`` while R stays orthogonal)."""
         return np.linalg.norm(rr_matrix(alpha) @ np.asarray(self.rho0), axis=-1)
 
 

@@ -13,8 +13,8 @@ them) and velocity coordinates ``ν``; the body angular velocity is ``ω = Ĝ(ρ
   p), the rotation by the quadratic formula (a rotation only on ``|p| = 1``, differentiated
   exactly also off it) and one normalisation constraint ``pᵀp − 1 = 0`` per body.
 
-A formulation is the tuple ``(l, extra, kin, update, tangent, normalization)`` (:data:`RV`,
-:data:`RXYZ`, :data:`EP`): the number of parameters, of constraints it adds per body, and four
+A formulation is the tuple ``(l, extra, kin, update, tangent, normalization)`` (``RV``,
+``RXYZ``, ``EP``): the number of parameters, of constraints it adds per body, and four
 numba functions with one signature for all three, so that a model kernel written once runs every
 formulation (the formulation is an argument, see :mod:`mbslib.systems.compiled_model`). A body's
 parameters sit at offset ``o`` of the coordinate vector ``q`` (its rates at ``o`` of ``v``):

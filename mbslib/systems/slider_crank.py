@@ -13,17 +13,17 @@ slider 2) carry absolute coordinates ``[x, ρ]`` each, in one of the formulation
 formulation 2) or ``EP`` (Euler parameters and the normalisation constraints). The 17 joint
 equations are
 
-====  ==============================================================
-rows  equation
-====  ==============================================================
-0–2   revolute A, position: ``x₁ + R₁ a₁ − A``
-3–4   revolute A, axis: ``e_yᵀ R₁ e_x``, ``e_zᵀ R₁ e_x``
-5–7   spherical B: ``x₁ + R₁ b₁ − x₂ − R₂ b₂``
-8–10  universal C, position: ``x₂ + R₂ c₂ − x₃`` (slider centre at C)
-11    universal C, cross: ``e_yᵀ R₂ u₂`` (slider y axis ⊥ rod axis ``u₂``)
-12–13 prismatic D: ``e_yᵀ x₃``, ``e_zᵀ x₃``
-14–16 prismatic D, no rotation: ``R₃[1,2]``, ``R₃[2,0]``, ``R₃[0,1]``
-====  ==============================================================
+=====  ==============================================================
+rows   equation
+=====  ==============================================================
+0–2    revolute A, position: ``x₁ + R₁ a₁ − A``
+3–4    revolute A, axis: ``e_yᵀ R₁ e_x``, ``e_zᵀ R₁ e_x``
+5–7    spherical B: ``x₁ + R₁ b₁ − x₂ − R₂ b₂``
+8–10   universal C, position: ``x₂ + R₂ c₂ − x₃`` (slider centre at C)
+11     universal C, cross: ``e_yᵀ R₂ u₂`` (slider y axis ⊥ rod axis ``u₂``)
+12–13  prismatic D: ``e_yᵀ x₃``, ``e_zᵀ x₃``
+14–16  prismatic D, no rotation: ``R₃[1,2]``, ``R₃[2,0]``, ``R₃[0,1]``
+=====  ==============================================================
 
 (bodies numbered 1–3 here, 0–2 in the code) plus ``pᵢᵀpᵢ − 1`` (EP). ``u₂`` is the rod
 direction that is global x in the initial configuration, so the cross of the universal joint
