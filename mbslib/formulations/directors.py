@@ -9,6 +9,11 @@ point ``p`` (body frame) has principal coordinates ``X = Vᵀ p`` and sits at ``
 Spherical joints (body–body and body–ground) and gravity are linear in q and map onto
 :func:`mbslib.systems.directors.assemble`; other joints and springs are not available in this
 formulation yet and raise ``NotImplementedError`` naming them.
+
+:func:`nontwisting_body` is the director rigid body of paper 004 (Gebhardt & Romero 2020): one
+free body turning about its centre of mass, ``q = (d₁, d₂, d₃)`` with ``d_i = R e_i`` in the
+body's own frame (its inertia need not be diagonal), for the energy–momentum schemes of
+:mod:`mbslib.integrators.nonholonomic_em`.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import numpy as np
 
 from mbslib.model import BodyStates, Model
 from mbslib.rotations import vee
+from mbslib.systems import nontwisting_body as nt
 from mbslib.systems.directors import ConstrainedSystem, DirectorBody, GroundPivot, Joint, assemble, euler_tensor_values
 from mbslib.systems.rigid_bodies import principal_frame
 
@@ -72,3 +78,30 @@ def body_states(model: Model, t, q, qdot) -> BodyStates:
     W = np.einsum("tnji,tnjk->tnik", R, R_dot)
     Omega = np.array([[vee(0.5 * (w - w.T)) for w in row] for row in W])
     return BodyStates(t, blocks[:, :, 0].copy(), R, rates[:, :, 0].copy(), Omega)
+
+
+def nontwisting_body(model: Model) -> tuple[nt.NontwistingBody, np.ndarray]:
+    """The model's free body as the director body of paper 004 and its state ``x₀ = (q₀, q̇₀)``.
+
+    Raises ``ValueError`` unless the model is one body without joints, gravity, springs or
+    applied loads (the body of paper 004 turns about its fixed centre of mass under follower
+    moments only; none are taken from a description).
+    """
+    if model.n_bodies != 1 or model.joints or model.springs or model.loads or (
+            model.gravity is not None and np.any(model.gravity.g)):
+        raise ValueError("paper 004's director body: one free body without joints, gravity, springs or loads")
+    (body,) = model.bodies
+    return nt.make_body(J=body.inertia), nt.initial_state(body.rotation @ body.angular_velocity, body.rotation)
+
+
+def nontwisting_body_states(model: Model, t, x) -> BodyStates:
+    """Body poses and velocities of states ``x = (q, q̇)`` (shape (T, 18)) of :func:`nontwisting_body`:
+    ``R = [d₁ d₂ d₃]``, ``Ω = vee(skew(Rᵀ Ṙ))`` (no projection), the centre moving uniformly."""
+    t = np.atleast_1d(np.asarray(t, dtype=float))
+    x = np.atleast_2d(x)
+    R, R_dot = nt.rotation_from_q(x[:, :9]), nt.rotation_from_q(x[:, 9:])
+    W = np.einsum("tji,tjk->tik", R, R_dot)
+    Omega = np.array([vee(0.5 * (w - w.T)) for w in W])
+    (body,) = model.bodies
+    position = body.position + np.outer(t, body.velocity)
+    return BodyStates(t, position[:, None], R[:, None], np.tile(body.velocity, (len(t), 1, 1)), Omega[:, None])

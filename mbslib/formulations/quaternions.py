@@ -9,6 +9,9 @@ singular ``diag(m I, M̃₄(q))`` (paper eqs. 46, 123–124). Constraints: one u
 quadratic in the coordinates, so their Gonzalez discrete gradients are midpoint Jacobians (Sect.
 4). Gravity is linear in φ. Other joints, springs and applied loads are not available in this
 formulation yet and raise ``NotImplementedError`` naming them.
+
+:class:`RotationSystem` is the rotation of one body alone in one unit quaternion (4 coordinates,
+one constraint), the form the single-body schemes Null-EML, EMH and MPH need.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ import numpy as np
 
 from mbslib.model import BodyStates, Model
 from mbslib.quaternions import E, G, angular_momentum, from_matrix, mass_matrix_4, minus, plus, rotate_jacobian
-from mbslib.systems.livens_systems import KineticParts, quat_dg_kinetic, quat_grad_kinetic
+from mbslib.rotations import exp_so3
+from mbslib.systems.livens_systems import FreeRigidBody, HeavyTop, KineticParts, quat_dg_kinetic, quat_grad_kinetic
 from mbslib.systems.rigid_bodies import principal_frame
 
 
@@ -170,3 +174,93 @@ class QuaternionSystem:
         """``Σ φ_a × p_φa + ½ E(q_a) p_qa`` about the origin."""
         return sum(np.cross(q[self._t(a)], p[self._t(a)]) + angular_momentum(q[self._r(a)], p[self._r(a)])
                    for a in range(self.N))
+
+
+def _down(g) -> np.ndarray:
+    """The rotation ``W`` about ``ĝ × (−e₃)`` that turns the direction of ``g`` into −e₃."""
+    u, down = g / np.linalg.norm(g), np.array([0.0, 0.0, -1.0])
+    axis = np.cross(u, down)
+    if np.linalg.norm(axis) < 1e-12:
+        return np.eye(3) if u @ down > 0 else np.diag([1.0, -1.0, -1.0])
+    return exp_so3(np.arctan2(np.linalg.norm(axis), u @ down) * axis / np.linalg.norm(axis))
+
+
+class RotationSystem:
+    """The rotation of one rigid body alone in one unit quaternion (paper 000, Sects. 5.3–5.4).
+
+    Two models qualify, each as a system of :mod:`mbslib.systems.livens_systems` (``n = 4``,
+    ``m = 1``):
+
+    - a **free body** without gravity: :class:`~mbslib.systems.livens_systems.FreeRigidBody`
+      in the principal frame of its inertia (``R(q) = R V``); its centre moves uniformly,
+      ``x = x₀ + v₀ t``, and :meth:`body_states` adds it back;
+    - a body held at a ground point by one spherical joint, under gravity, with its centre of
+      mass on a principal axis of its inertia about that point (the **heavy top**):
+      :class:`~mbslib.systems.livens_systems.HeavyTop`, which takes gravity along −e₃ and the
+      centre of mass on the body's third axis. The world is turned by ``W`` (``W g = −|g| e₃``,
+      origin at the pivot) and the body frame by ``V`` (principal axes of the inertia about the
+      pivot, the third towards the centre of mass): ``R(q) = W R V``.
+
+    Anything else raises ``ValueError`` saying what the single-body schemes need.
+    """
+
+    def __init__(self, model: Model):
+        if model.n_bodies != 1 or model.springs or model.loads:
+            raise ValueError("single-body quaternion schemes: the model must be one rigid body without springs or "
+                             f"applied loads (it has {model.n_bodies} bodies, {len(model.springs)} springs, "
+                             f"{len(model.loads)} loads)")
+        (body,) = model.bodies
+        gravity = np.zeros(3) if model.gravity is None else model.gravity.g
+        self.model, self.pivot = model, None
+        if not model.joints:
+            if np.any(gravity):
+                raise ValueError("single-body quaternion schemes: a free body must be free of gravity")
+            J, self.V = principal_frame(body.inertia)
+            self.W = np.eye(3)
+            self.system = FreeRigidBody(J=tuple(J))
+            return
+        (joint,) = model.joints if len(model.joints) == 1 else (None,)
+        if joint is None or joint.kind != "spherical" or joint.body_a is not None or not np.any(gravity):
+            raise ValueError("single-body quaternion schemes: a jointed body must hang from one ground spherical "
+                             "joint under gravity (the heavy top)")
+        arm = -joint.point_b  # pivot → centre of mass, body frame
+        l = np.linalg.norm(arm)
+        if not l > 0:
+            raise ValueError("single-body quaternion schemes: the centre of mass must not sit at the pivot")
+        J_pivot = body.inertia + body.mass * (arm @ arm * np.eye(3) - np.outer(arm, arm))  # Steiner
+        e3 = arm / l
+        if np.linalg.norm(J_pivot @ e3 - (e3 @ J_pivot @ e3) * e3) > 1e-12 * np.abs(J_pivot).max():
+            raise ValueError("single-body quaternion schemes: the centre of mass must lie on a principal axis of "
+                             "the inertia about the pivot")
+        n1 = np.cross(e3, np.eye(3)[np.argmin(np.abs(e3))])
+        n1 /= np.linalg.norm(n1)
+        plane = np.column_stack([n1, np.cross(e3, n1)])
+        values, turn = np.linalg.eigh(plane.T @ J_pivot @ plane)  # principal axes across e3
+        e1 = plane @ turn[:, 0]
+        self.V = np.column_stack([e1, np.cross(e3, e1), e3])
+        self.W = _down(gravity)
+        self.pivot = joint
+        self.system = HeavyTop(J=(values[0], values[1], e3 @ J_pivot @ e3), mass=body.mass,
+                               gravity=float(np.linalg.norm(gravity)), l=float(l))
+
+    def initial_state(self) -> np.ndarray:
+        """Livens state ``[q, p, v, λ]`` of the model's initial state."""
+        body = self.model.bodies[0]
+        return self.system.initial_state(from_matrix(self.W @ body.rotation @ self.V), self.V.T @ body.angular_velocity)
+
+    def body_states(self, t, q, v) -> BodyStates:
+        """Body poses and velocities of quaternions ``q`` and their rates ``v`` (shape (T, 4)):
+        ``R = Wᵀ R(q) Vᵀ`` by the quadratic formula (a unit-constraint drift shows), ``Ω = V (2 G(q) v)``;
+        the centre moves uniformly (free body) or sits at ``c − R p`` (pivot ``c``, joint point ``p``)."""
+        t = np.atleast_1d(np.asarray(t, dtype=float))
+        q, v = np.atleast_2d(q), np.atleast_2d(v)
+        R = np.array([self.W.T @ E(x) @ G(x).T @ self.V.T for x in q])
+        Omega = np.array([self.V @ (2.0 * G(x) @ y) for x, y in zip(q, v, strict=True)])
+        body = self.model.bodies[0]
+        if self.pivot is None:
+            x, u = body.position + np.outer(t, body.velocity), np.tile(body.velocity, (len(t), 1))
+        else:
+            p = self.pivot.point_b
+            x = self.pivot.point_a - R @ p
+            u = -np.einsum("tij,tj->ti", R, np.cross(Omega, p))
+        return BodyStates(t, x[:, None], R[:, None], u[:, None], Omega[:, None])

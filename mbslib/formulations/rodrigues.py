@@ -5,6 +5,9 @@ inertia is spherical (``J = j I``) and move without joints under forces of their
 gravity and undamped springs here. A model outside this class raises ``ValueError`` saying what
 the method needs. The state of each body is its centre of mass, its attitude as a rescaled
 Rodrigues vector (``R = cay(α)``) and the spatial angular velocity ``R Ω``.
+
+:class:`PivotedRodriguesSystem` is the other class the paper runs, the 3-D pendulum (Sect. 3):
+one body held at a ground point, spherical about that point, under gravity.
 """
 
 from __future__ import annotations
@@ -73,3 +76,50 @@ class RodriguesSystem:
         spatial = np.array([s.w for s in states])
         return BodyStates(np.asarray(t, dtype=float), np.array([s.x for s in states]), R,
                           np.array([s.v for s in states]), np.einsum("tnji,tnj->tni", R, spatial))
+
+
+class PivotedRodriguesSystem:
+    """One body held at a ground point by a spherical joint, under gravity, whose inertia about
+    that point is spherical (``J_O = j I``): the 3-D pendulum of paper 003 (Sect. 3).
+
+    The maps see the attitude alone (``x ≡ v ≡ 0``), the scalar inertia ``j`` about the pivot and
+    the spatial torque of gravity about it, ``(R a) × m g`` with ``a`` the pivot → centre-of-mass
+    arm in the body frame. A model outside this class raises ``ValueError`` saying what the
+    method needs.
+    """
+
+    def __init__(self, model: Model):
+        if model.n_bodies != 1 or model.springs or model.loads or len(model.joints) != 1:
+            raise ValueError("pivoted rescaled Rodrigues maps: one body, one joint, no springs or applied loads")
+        (body,), (joint,) = model.bodies, model.joints
+        if joint.kind != "spherical" or joint.body_a is not None:
+            raise ValueError(f"pivoted rescaled Rodrigues maps: the joint must be a ground spherical joint, got a "
+                             f"{joint.kind} joint")
+        self.arm = -joint.point_b
+        J_pivot = body.inertia + body.mass * (self.arm @ self.arm * np.eye(3) - np.outer(self.arm, self.arm))
+        j = J_pivot[0, 0]
+        if not np.allclose(J_pivot, j * np.eye(3), rtol=1e-12, atol=0):
+            raise ValueError("pivoted rescaled Rodrigues maps need a spherical inertia about the pivot (J_O = j I); "
+                             f"body {body.name!r} has J_O = {J_pivot.tolist()}")
+        self.model, self.joint = model, joint
+        self.m, self.J = np.array([body.mass]), np.array([j])
+        self.g = np.zeros(3) if model.gravity is None else model.gravity.g
+
+    def force_torque(self, x, alpha):
+        """No force on the (frozen) centre, and the spatial torque ``(R a) × m g`` about the pivot."""
+        arm = rr.rr_matrix(alpha) @ self.arm
+        return np.zeros_like(x), np.cross(arm, self.m[:, None] * self.g)
+
+    def initial_state(self) -> rr.RRState:
+        body = self.model.bodies[0]
+        return rr.initial_state(self, np.zeros((1, 3)), np.zeros((1, 3)), [rr.rr_from_matrix(body.rotation)],
+                                [body.rotation @ body.angular_velocity])
+
+    def body_states(self, t, states) -> BodyStates:
+        """Body poses and velocities of a list of :class:`~mbslib.integrators.rodrigues_vi.RRState`
+        of the spatial-velocity maps: the centre at ``c + R a`` moving with ``ω × R a``."""
+        R = np.array([rr.rr_matrix(s.alpha) for s in states])
+        spatial = np.array([s.w for s in states])
+        arm = np.einsum("tnij,j->tni", R, self.arm)
+        return BodyStates(np.asarray(t, dtype=float), self.joint.point_a + arm, R, np.cross(spatial, arm),
+                          np.einsum("tnji,tnj->tni", R, spatial))

@@ -7,8 +7,8 @@ orthonormality constraints ``h(q) = 0``. The *non-twisting* body adds the nonhol
 constraint ``w · d3 = 0`` (zero spin about d3), written in director velocities as
 ``g = (1 - a) ḋ1·d2 - a ḋ2·d1 = 0`` (eq. 80).
 
-Conventions
------------
+Conventions:
+
 - ``q`` has shape (9,), ``q[0:3] = d1``, ``q[3:6] = d2``, ``q[6:9] = d3``; the rotation is
   ``Λ = [d1 d2 d3]`` (directors as columns), ``Λ = d_i ⊗ D_i`` with ``D_i = E_i``.
 - The convected inertia ``J`` and the Euler coefficients ``𝒥`` are related by
