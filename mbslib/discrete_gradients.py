@@ -78,7 +78,7 @@ def dg_avf(grad_f: Gradient, x, y, nodes: int = 4) -> np.ndarray:
     else:
         s, w = np.polynomial.legendre.leggauss(nodes)
     s = 0.5 * (s + 1.0)
-    return 0.5 * sum(wi * np.asarray(grad_f(x + si * (y - x)), dtype=float) for si, wi in zip(s, w))
+    return 0.5 * sum(wi * np.asarray(grad_f(x + si * (y - x)), dtype=float) for si, wi in zip(s, w, strict=True))
 
 
 def dg_partitioned(f: Callable, grad_1: Callable, grad_2: Callable, x1, x2, y1, y2):

@@ -7,6 +7,8 @@ Figures carry no titles (the caption is the title); axis labels are lower case w
 
 from __future__ import annotations
 
+from itertools import cycle
+
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -85,7 +87,7 @@ def plot_convergence(ax, hs, errors: dict, orders=(2,), ylabel: str = "error"):
     """
     hs = np.asarray(hs, dtype=float)
     markers = "osd^v<>ph*"
-    for (label, err), marker in zip(errors.items(), markers * 4):
+    for (label, err), marker in zip(errors.items(), cycle(markers)):
         ax.loglog(hs, err, marker=marker, label=label)
     first = np.asarray(next(iter(errors.values())), dtype=float)
     i = int(np.argmin(hs))

@@ -58,7 +58,10 @@ class Work:
 
 
 def total_work(reports) -> Work:
-    """The summed :attr:`~mbslib.newton.NewtonReport.work` of step reports (``None`` reports, from explicit steps, count nothing)."""
+    """The summed :attr:`~mbslib.newton.NewtonReport.work` of step reports.
+
+    ``None`` reports, from explicit steps, count nothing.
+    """
     total = Work()
     for report in reports:
         if report is not None:

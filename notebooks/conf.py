@@ -15,7 +15,6 @@ sys.path.insert(0, str(HERE / "_ext"))
 
 from mbslib import fingerprint  # noqa: E402
 
-
 # One execution cache per mode and library version; the chapters record their checks beside
 # it and the scorecard page reads them back, so cached chapters keep their records.
 CACHE_DIR = ROOT / "_build" / ".jupyter_cache" / f"{MODE}-{fingerprint()}"

@@ -12,7 +12,6 @@ from mbslib.integrators.tableaux import DOPRI5, ODE23, RK44, RK67
 from mbslib.systems import lie_group_mbs as L
 from mbslib.systems import multibody as mb
 
-
 # --- explicit: one force evaluation per stage, one mass-matrix solve per classical stage ------
 
 

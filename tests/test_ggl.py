@@ -85,12 +85,13 @@ def test_orthonormality_constraints_layouts(dim):
             dr.orthonormality_constraints(**{"dim": dim, **kwargs})
 
 
-@pytest.mark.parametrize("system", [TOP, BAR, TOP.with_constraint_scaling(np.arange(1.0, 10.0))], ids=["top", "bar", "scaled"])
+@pytest.mark.parametrize("system", [TOP, BAR, TOP.with_constraint_scaling(np.arange(1.0, 10.0))],
+                         ids=["top", "bar", "scaled"])
 def test_constraint_jacobian_and_hessians_match_finite_differences(system):
     q = RNG.normal(size=system.d)  # off the constraint manifold
     assert np.abs(system.G(q) - fd_jacobian(system.g, q)).max() <= 1e-9
     for k in range(system.m):
-        Hk = fd_jacobian(lambda x: system.G(x)[k], q)
+        Hk = fd_jacobian(lambda x, k=k: system.G(x)[k], q)
         assert np.abs(Hk - system.constraints.H[k]).max() <= 1e-9
     assert np.abs(system.dV(q) - fd_jacobian(lambda x: np.atleast_1d(system.V(x)), q)[0]).max() <= 1e-9
     # vectorised evaluation over a trajectory agrees with the single-state one
@@ -357,7 +358,8 @@ def test_damped_scheme_dissipates_the_discrete_power():
     system = ex.double_four_bar(P)
     q0, qd0 = ex.four_bar_initial_state(P, "C")
     h = 1e-3
-    nodes = ggl.split_trajectory(system, simulate(partial(ggl.step_ggl, system), ggl.initial_vector(system, q0, qd0), h, 0.3))
+    run = simulate(partial(ggl.step_ggl, system), ggl.initial_vector(system, q0, qd0), h, 0.3)
+    nodes = ggl.split_trajectory(system, run)
     Hv = system.kinetic_from_v(nodes.v) + system.V(nodes.q)
     Pv = system.dissipated_power(nodes.v)
     dH = np.diff(Hv[:-1])

@@ -9,6 +9,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+from mbslib import kernels as K
 from mbslib import rotations as rot
 from mbslib.integrators import generalized_alpha as ga
 from mbslib.integrators import runge_kutta as rk
@@ -21,7 +22,6 @@ from mbslib.integrators.tableaux import (
     ButcherTableau,
     order_defects,
 )
-from mbslib import kernels as K
 from mbslib.systems import lie_group_mbs as L
 
 ANGLES = [1e-10, 1e-4, 1e-2, 0.5, 2.0, 3.0]

@@ -37,7 +37,10 @@ def rel(a, b):
 def test_quaternion_kinetic_gradients_match_finite_differences():
     J = np.array([6.0, 8.0, 3.0])
     q, v = RNG.standard_normal(4), RNG.standard_normal(4)  # off S³ and off q·v = 0
-    T = lambda q, v: 0.5 * (2 * G(q) @ v) @ (J * (2 * G(q) @ v))
+
+    def T(q, v):  # ½ ωᵀJω with ω = 2G(q)v
+        return 0.5 * (2 * G(q) @ v) @ (J * (2 * G(q) @ v))
+
     k = quat_grad_kinetic(J, q, v)
     assert rel(k.Tq, fd_grad(lambda z: T(z, v), q)) < 1e-9
     assert rel(k.Tv, fd_grad(lambda z: T(q, z), v)) < 1e-9
@@ -201,7 +204,7 @@ def test_null_eml_emh_mph_jacobians_match_finite_differences():
     assert rel(L.jacobian_emh(top, zn, z1, 0.05), fd) < 1e-7
     for inverse in ("numerical", "analytic"):
         K = L.jacobian_mph(top, zn, z1, 0.05, inverse=inverse)
-        fd = fd_jacobian(lambda z: L.residual_mph(top, zn, z, 0.05, inverse=inverse), z1)
+        fd = fd_jacobian(lambda z, inverse=inverse: L.residual_mph(top, zn, z, 0.05, inverse=inverse), z1)
         assert rel(K, fd) < 1e-7
 
 
@@ -298,7 +301,7 @@ def test_four_bar_loop_power_balance_constraints_and_momentum():
     Lm = np.array([loop.angular_momentum(x[:n], x[n : 2 * n]) for x in X])
     for k in range(10, len(X) - 1):
         qm, mu = 0.5 * (X[k, :n] + X[k + 1, :n]), X[k + 1, 3 * n + 4 :].reshape(4, 3)
-        predicted = -0.1 * sum(np.cross(g, m) for g, m in zip(loop.joint_gaps(qm), mu))
+        predicted = -0.1 * sum(np.cross(g, m) for g, m in zip(loop.joint_gaps(qm), mu, strict=True))
         assert np.max(np.abs(Lm[k + 1] - Lm[k] - predicted)) < 1e-9
         assert np.max(np.abs(Lm[k + 1] - Lm[k])) > 1e-9  # not conserved exactly
     P = np.array([loop.linear_momentum(x[n : 2 * n]) for x in X])

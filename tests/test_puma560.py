@@ -19,9 +19,13 @@ def _rot_x(a):
     return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
 
 
-def _homogeneous(R=np.eye(3), p=np.zeros(3)):
+def _homogeneous(R=None, p=None):
+    """4×4 transform with rotation ``R`` (default identity) and translation ``p`` (default 0)."""
     T = np.eye(4)
-    T[:3, :3], T[:3, 3] = R, p
+    if R is not None:
+        T[:3, :3] = R
+    if p is not None:
+        T[:3, 3] = p
     return T
 
 
@@ -104,11 +108,13 @@ def test_frames_equal_products_of_homogeneous_dh_transforms(rng):
 def test_link_velocities_match_finite_differences(rng):
     for phi, dphi in _states(rng, 3):
         v_com, om = ROBOT.link_velocities(phi, dphi)
-        along = lambda s: phi + s * dphi  # noqa: E731
-        v_fd = central_difference(lambda s: ROBOT.link_coms(along(s[0])), np.zeros(1))[..., 0]
+        def along(s, phi=phi, dphi=dphi):
+            return phi + s * dphi
+
+        v_fd = central_difference(lambda s, along=along: ROBOT.link_coms(along(s[0])), np.zeros(1))[..., 0]
         assert np.allclose(v_com, v_fd, rtol=0, atol=1e-8)
         R = ROBOT.link_frames(phi)[0]
-        dR = central_difference(lambda s: ROBOT.link_frames(along(s[0]))[0], np.zeros(1))[..., 0]
+        dR = central_difference(lambda s, along=along: ROBOT.link_frames(along(s[0]))[0], np.zeros(1))[..., 0]
         for i in range(6):
             W = R[i].T @ dR[i]  # skew(ω_body)
             assert np.allclose(W, -W.T, atol=1e-8)
@@ -141,14 +147,14 @@ def test_velocity_terms_match_the_lagrangian_coriolis_vector(rng):
     for phi, dphi in _states(rng, 5):
         Mdot = (pm.chain_mass_matrix(P, phi + eps * dphi)
                 - pm.chain_mass_matrix(P, phi - eps * dphi)) / (2 * eps)
-        dT = central_difference(lambda q: dphi @ pm.chain_mass_matrix(P, q) @ dphi, phi, eps)
+        dT = central_difference(lambda q, dphi=dphi: dphi @ pm.chain_mass_matrix(P, q) @ dphi, phi, eps)
         c_lagrange = Mdot @ dphi - 0.5 * dT
         c_rnea = pm.chain_bias(P, phi, dphi) - pm.chain_bias(P, phi, np.zeros(6))
         assert np.allclose(c_rnea, c_lagrange, rtol=0, atol=1e-8 * np.abs(c_lagrange).max())
 
 
 def test_rhs_solves_the_equations_of_motion(rng):
-    for (phi, dphi), t in zip(_states(rng, 5), (-0.1, 0.2, 0.5, 0.9, 1.3)):
+    for (phi, dphi), t in zip(_states(rng, 5), (-0.1, 0.2, 0.5, 0.9, 1.3), strict=True):
         acc = pm.chain_rhs(P, t, phi, dphi)
         tau = pm.pd_torque(P, t, phi, dphi)
         M = pm.chain_mass_matrix(P, phi)
@@ -200,7 +206,7 @@ def test_bang_bang_reference_profile():
     assert vec[0].shape == (ts.size, 6)
     for k, t in enumerate(ts):
         nb = pm.reference_numba(P, t)
-        for a, b in zip(nb, vec):
+        for a, b in zip(nb, vec, strict=True):
             assert np.allclose(a, b[k], rtol=1e-15, atol=1e-15)
 
 

@@ -256,7 +256,7 @@ def test_simulate_is_the_generic_generalized_alpha(name):
     assert (res.n_steps, res.jacobians, res.failed_step) == (50, ref.jacobians, -1)
     assert res.iterations_per_step == ref.iterations_per_step
     assert res.record.shape == (11, 4)
-    for row, x in zip(res.record, ref.com):
+    for row, x in zip(res.record, ref.com, strict=True):
         assert np.array_equal(row, sc.outputs(form, x[:n], x[n:], P))
     final = sc.simulate(form, h, t_end)
     assert final.record.shape == (1, 4) and np.array_equal(final.record[0], res.record[-1])

@@ -11,7 +11,8 @@ stiffness and constraint blocks; the paper replaces it by ``I`` (``use_texp=Fals
 classical model ``UAC`` is addition, ``T_exp = I`` and Algorithm 5 *is* Algorithm 4: ``Δq`` is
 ``q_{n+1} − q_n``, ``v = q̇``, ``v̇ = q̈``. So one numba kernel runs both, and every model:
 it takes the model's compiled kernels as an argument (:mod:`mbslib.systems.compiled_model`) and
-is compiled once; its time loop allocates nothing per step.
+is compiled once; its time loop allocates nothing per step. What the Python entry points take of
+a model is :class:`GeneralizedAlphaModel`.
 
 Details (reconstructed in spec §2.10–2.13, following the authors' Exudyn solver):
 
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
 
 import numba
 import numpy as np
@@ -41,8 +43,46 @@ from numba import types
 from mbslib.kernels import lu_factor, lu_solve_in_place, mv, solve
 from mbslib.newton import NewtonError, NewtonReport
 from mbslib.systems.compiled_model import FORM_T, MODEL_T, bind, workspace
-from mbslib.systems.lie_group_mbs import Model
 from mbslib.validation import in_range, positive
+
+
+@runtime_checkable
+class GeneralizedAlphaModel(Protocol):
+    """A model as the generalized-α entry points take it, such as
+    :class:`mbslib.systems.lie_group_mbs.Model`: compiled bundles, not Python methods.
+
+    ``kernels`` is the kernel bundle ``(dynamics, constraints, record, uac, tangent)`` of numba
+    functions with the signatures of :data:`mbslib.systems.compiled_model.MODEL_T`: ``M``, ``g``
+    and with ``jac`` ``K = −∂g/∂z``, ``C = −∂g/∂v`` (eqs. 9–14, 23, 37/38, 42/43); ``Φ`` and
+    ``B`` (eqs. 10, 34); the record of a time loop; the update map UAC (Algorithm 1) and
+    ``T_exp(Δq)`` (40). ``form`` is the formulation bundle they take first
+    (:data:`~mbslib.systems.compiled_model.FORM_T`). A state is ``x = [q; v]``, shape (2 n,).
+
+    Attributes
+    ----------
+    kernels : tuple
+        Kernel bundle (dynamics, constraints, record, uac, tangent), MODEL_T.
+    form : tuple
+        Formulation bundle (l, extra, kin, update, tangent, normalization), FORM_T.
+    P : ndarray
+        Flat parameter vector, float64.
+    n : int
+        Number of coordinates (= velocities).
+    n_constraints : int
+        Number of constraints Φ (multipliers λ).
+    n_pages : int
+        4×4 scratch pages of the kernels (:func:`mbslib.systems.compiled_model.workspace`).
+    n_record : int
+        Values per record of ``kernels[2]``.
+    """
+
+    kernels: tuple
+    form: tuple
+    P: np.ndarray
+    n: int
+    n_constraints: int
+    n_pages: int
+    n_record: int
 
 
 @dataclass(frozen=True)
@@ -372,7 +412,7 @@ def _coefficients(method: GeneralizedAlpha) -> tuple:
     return float(method.alpha_m), float(method.alpha_f), float(method.beta), float(method.gamma)
 
 
-def _model_args(model: Model) -> tuple:
+def _model_args(model: GeneralizedAlphaModel) -> tuple:
     """The kernel and formulation bundles, parameters, number of constraints and scratch pages."""
     return *bind(model.kernels, model.form), np.ascontiguousarray(model.P, dtype=float), model.n_constraints, \
         model.n_pages
@@ -449,7 +489,7 @@ class ImplicitResult:
 
 
 def integrate_genalpha(
-    model: Model,
+    model: GeneralizedAlphaModel,
     x0,
     h: float,
     t_end: float,
@@ -493,7 +533,7 @@ def integrate_genalpha(
     )
 
 
-def initial_state(model: Model, x0) -> np.ndarray:
+def initial_state(model: GeneralizedAlphaModel, x0) -> np.ndarray:
     """Extended generalized-α state ``[q; v; v̇; a]`` with consistent initial accelerations."""
     n = model.n
     x0 = np.asarray(x0, dtype=float)
@@ -501,14 +541,14 @@ def initial_state(model: Model, x0) -> np.ndarray:
     return np.concatenate([x0, vd, vd])
 
 
-def residual_genalpha(model: Model, q, v, vd, lam, t: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+def residual_genalpha(model: GeneralizedAlphaModel, q, v, vd, lam, t: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """Residual (39)/(34) ``M v̇ − g + Bᵀ λ`` and constraints ``Φ(q)`` of one iterate."""
     arrays = (np.ascontiguousarray(a, dtype=float) for a in (q, v, vd, lam))
     return _compiled(_residual_entry)(*_model_args(model), *arrays, float(t))
 
 
 def iteration_matrix(
-    model: Model,
+    model: GeneralizedAlphaModel,
     q,
     v,
     dq,
@@ -525,7 +565,7 @@ def iteration_matrix(
 
 
 def step_genalpha(
-    model: Model,
+    model: GeneralizedAlphaModel,
     x_n,
     h: float,
     t: float = 0.0,

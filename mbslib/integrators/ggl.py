@@ -22,14 +22,16 @@ vector define the step; its v, λ, γ are the warm start of Newton's method. Row
 trajectory therefore stores q_{n+1}, p_{n+1} and the velocity v_n of the step *into* it
 (use :func:`split_trajectory`). Start from :func:`initial_vector`.
 
-Works for systems with constant constraint Hessians (:class:`~mbslib.systems.directors.ConstrainedSystem`),
-for which the Newton matrix below is exact.
+The system is a :class:`GGLSystem`: a constant diagonal mass matrix, a quadratic potential and
+quadratic constraints (constant Hessians), for which the Newton matrix below is exact, as for
+:class:`~mbslib.systems.directors.ConstrainedSystem` (which
+:func:`mbslib.formulations.directors.director_system` builds from a model).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import NamedTuple
+from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -47,6 +49,64 @@ def _check_variant(variant: str) -> None:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
 
 
+@runtime_checkable
+class GGLConstraints(Protocol):
+    """Quadratic constraints ``g_k(q) = ½ q·H_k q + a_k·q − c_k`` (constant Hessians ``H_k``)."""
+
+    def g(self, q: np.ndarray) -> np.ndarray:
+        """``g(q)``, shape (m,) (41d)."""
+        ...
+
+    def G(self, q: np.ndarray) -> np.ndarray:
+        """Jacobian ``G(q) = ∂g/∂q``, shape (m, d): at ``q_n`` in (41b), at ``q̄`` in (41a, e)."""
+        ...
+
+    def hessian_sum(self, w: np.ndarray) -> np.ndarray:
+        """``Σ_k w_k H_k``, shape (d, d): ``Γ`` of (41a–c) for ``w = γ``."""
+        ...
+
+    def hessian_rows(self, w: np.ndarray) -> np.ndarray:
+        """Rows ``(H_k w)ᵀ``, shape (m, d): ``∂(Ḡ M⁻¹p)/∂q̄`` in the Newton matrix of (41e)."""
+        ...
+
+
+@runtime_checkable
+class GGLSystem(Protocol):
+    """A constrained system as the GGL-VI uses it: ``L = ½ v·M v − V(q)`` with constant diagonal
+    ``M`` and ``V(q) = ½ q·K q − f·q``, quadratic constraints, viscous force ``−C v`` (paper
+    eqs. 3, 20, 53). Coordinates have shape (d,), multipliers (m,).
+
+    Attributes
+    ----------
+    d : int
+        Number of coordinates q.
+    m : int
+        Number of constraints.
+    M : ndarray, shape (d,)
+        Diagonal of the constant mass matrix (p₀ = M q̇₀; 41c).
+    Minv : ndarray, shape (d,)
+        Its inverse (41a, b, e).
+    C : ndarray, shape (d, d)
+        Constant damping matrix (57b; zero for 41b).
+    K : ndarray, shape (d, d)
+        Constant Hessian ∇²V (the step map's dependence on q_n).
+    constraints : GGLConstraints
+        The constraints g and their derivatives (41a, b, d, e).
+    """
+
+    d: int
+    m: int
+    M: np.ndarray
+    Minv: np.ndarray
+    C: np.ndarray
+    K: np.ndarray
+    constraints: GGLConstraints
+
+    def dV(self, q: np.ndarray) -> np.ndarray:
+        """``∇V(q)``, shape (d,) (41b at ``q_n``)."""
+        ...
+
+
 class Unknowns(NamedTuple):
     """Views into the unknown vector of one step (or a trajectory of them)."""
 
@@ -57,28 +117,29 @@ class Unknowns(NamedTuple):
     gam: np.ndarray  # (..., m) γ_{n+1}
 
 
-def split(system, x) -> Unknowns:
+def split(system: GGLSystem, x) -> Unknowns:
     """Split ``x`` (shape (..., 3d + 2m)) into its blocks."""
     d, m = system.d, system.m
     x = np.asarray(x)
     if x.shape[-1] != 3 * d + 2 * m:
         raise ValueError(f"x must have length 3d + 2m = {3 * d + 2 * m}, got {x.shape[-1]}")
-    return Unknowns(x[..., :d], x[..., d : 2 * d], x[..., 2 * d : 3 * d], x[..., 3 * d : 3 * d + m], x[..., 3 * d + m :])
+    return Unknowns(x[..., :d], x[..., d : 2 * d], x[..., 2 * d : 3 * d],
+                    x[..., 3 * d : 3 * d + m], x[..., 3 * d + m :])
 
 
-def initial_vector(system, q0, qdot0) -> np.ndarray:
+def initial_vector(system: GGLSystem, q0, qdot0) -> np.ndarray:
     """x_0 = [q_0; M q̇_0; q̇_0; 0; 0] (p_0 = M q̇_0, as in the authors' code)."""
     q0 = np.asarray(q0, dtype=float)
     qdot0 = np.asarray(qdot0, dtype=float)
     return np.concatenate([q0, system.M * qdot0, qdot0, np.zeros(2 * system.m)])
 
 
-def residual_ggl(system, x_n, x_n1, h: float, variant: str = "paper") -> np.ndarray:
+def residual_ggl(system: GGLSystem, x_n, x_n1, h: float, variant: str = "paper") -> np.ndarray:
     """Residual of eqs. (41a-e) / (57a-e), ordered [R_q, R_p, R_v, R_λ, R_γ], shape (3d + 2m,).
 
     Parameters
     ----------
-    system : ConstrainedSystem
+    system : GGLSystem
     x_n, x_n1 : ndarray, shape (3d + 2m,)
         Only q_n, p_n are read from ``x_n``; ``x_n1`` holds the unknowns of the step.
     h : float
@@ -96,14 +157,15 @@ def residual_ggl(system, x_n, x_n1, h: float, variant: str = "paper") -> np.ndar
     p_hess = p0 if variant == "printed" else p1
     Gamma_pv = np.zeros((system.d, system.d)) if variant == "no_hessian" else Gamma  # Γ in (41b, c)
     R_q = q1 - q0 - h * v - h * Minv * (Gbar.T @ gam)  # (41a)
-    R_p = p1 - p0 + h * system.dV(q0) + h * con.G(q0).T @ lam + h * Gamma_pv @ (Minv * p_hess) + h * system.C @ v  # (41b)/(57b)
+    R_p = (p1 - p0 + h * system.dV(q0) + h * con.G(q0).T @ lam + h * Gamma_pv @ (Minv * p_hess)
+           + h * system.C @ v)  # (41b)/(57b)
     R_v = system.M * v - p1 - h * Gamma_pv @ (Minv * p1)  # (41c)
     R_lam = con.g(q1)  # (41d)
     R_gam = Gbar @ (Minv * p1)  # (41e)
     return np.concatenate([R_q, R_p, R_v, R_lam, R_gam])
 
 
-def jacobian_ggl(system, x_n, x_n1, h: float, variant: str = "paper") -> np.ndarray:
+def jacobian_ggl(system: GGLSystem, x_n, x_n1, h: float, variant: str = "paper") -> np.ndarray:
     """Newton matrix ∂R/∂x_{n+1} of :func:`residual_ggl`, shape (3d + 2m, 3d + 2m).
 
     Exact for constraints with constant Hessians (otherwise third derivatives of g would enter).
@@ -143,13 +205,12 @@ def jacobian_ggl(system, x_n, x_n1, h: float, variant: str = "paper") -> np.ndar
     return J
 
 
-def jacobian_ggl_start(system, x_n, x_n1, h: float, variant: str = "paper") -> np.ndarray:
+def jacobian_ggl_start(system: GGLSystem, x_n, x_n1, h: float, variant: str = "paper") -> np.ndarray:
     """∂R/∂(q_n, p_n) of :func:`residual_ggl`, shape (3d + 2m, 2d) (for the step-map Jacobian)."""
     _check_variant(variant)
     con, Minv = system.constraints, system.Minv
     d, m = system.d, system.m
-    q0 = split(system, x_n)[0]
-    q1, p1, v, lam, gam = split(system, x_n1)
+    _, p1, _, lam, gam = split(system, x_n1)  # V, g quadratic: q_n enters via K and constant Hessians
     Gamma = con.hessian_sum(gam)
     J = np.zeros((3 * d + 2 * m, 2 * d))
     J[:d, :d] = -np.eye(d) - h * Minv[:, None] * Gamma  # q̄ depends on q_n through Ḡᵀγ
@@ -159,7 +220,7 @@ def jacobian_ggl_start(system, x_n, x_n1, h: float, variant: str = "paper") -> n
     return J
 
 
-def initial_guess(system, x_n, h: float) -> np.ndarray:
+def initial_guess(system: GGLSystem, x_n, h: float) -> np.ndarray:
     """Warm start: the previous unknowns with q_{n+1} ← q_n + h v_{n−1} (authors' code)."""
     x = np.array(x_n, dtype=float)
     d = system.d
@@ -167,13 +228,13 @@ def initial_guess(system, x_n, h: float) -> np.ndarray:
     return x
 
 
-def step_ggl(system, x_n, h: float, t: float = 0.0, *, variant: str = "paper", tol: float = 1e-9,
+def step_ggl(system: GGLSystem, x_n, h: float, t: float = 0.0, *, variant: str = "paper", tol: float = 1e-9,
              max_iter: int = 40) -> tuple[np.ndarray, NewtonReport]:
     """One step of the GGL-VI (41a-e), or of the damped scheme (57a-e) if ``system.C`` ≠ 0.
 
     Parameters
     ----------
-    system : ConstrainedSystem
+    system : GGLSystem
     x_n : ndarray, shape (3d + 2m,)
         Unknown vector of the previous step (or :func:`initial_vector`).
     h : float
@@ -270,7 +331,7 @@ class GGLTrajectory(NamedTuple):
     gam: np.ndarray
 
 
-def split_trajectory(system, traj) -> GGLTrajectory:
+def split_trajectory(system: GGLSystem, traj) -> GGLTrajectory:
     """Re-index a :class:`~mbslib.trajectory.Trajectory` of unknown vectors to node quantities."""
     u = split(system, traj.x)
     nan_row = lambda a: np.full((1, a.shape[1]), np.nan)  # noqa: E731
@@ -281,7 +342,7 @@ def split_trajectory(system, traj) -> GGLTrajectory:
 
 
 
-def step_map_jacobian_ggl(system, x_n, x_n1, h: float, variant: str = "paper") -> np.ndarray:
+def step_map_jacobian_ggl(system: GGLSystem, x_n, x_n1, h: float, variant: str = "paper") -> np.ndarray:
     """Jacobian of the one-step map (q_n, p_n) ↦ (q_{n+1}, p_{n+1}) at a converged step, shape (2d, 2d).
 
     Implicit differentiation of R(x_{n+1}; q_n, p_n) = 0 (see :mod:`mbslib.symplectic`).

@@ -21,6 +21,11 @@ antipodal-branch guard raises :class:`~mbslib.newton.NewtonError` if a quaternio
 within a step. Every ``step_*`` raises ``ValueError`` unless the step size ``h`` is a finite
 positive number.
 
+What a scheme needs of its system is one protocol: :class:`LivensSystem` for EML, REML, MPL and
+Null-EML (:class:`mbslib.formulations.quaternions.QuaternionSystem` builds one from a model),
+:class:`QuaternionBodySystem` for EMH and MPH (the ``system`` of
+:class:`mbslib.formulations.quaternions.RotationSystem`).
+
 Each step counts its work where it happens (:class:`StepReport`): residual evaluations (those
 inside a finite-difference Jacobian included), Jacobian evaluations, finite-difference columns
 and linear solves, so that cost claims (paper Fig. 9) rest on counts, not on measured times.
@@ -29,6 +34,7 @@ and linear solves, so that cost claims (paper Fig. 9) rest on counts, not on mea
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -38,11 +44,122 @@ from mbslib.systems.livens_systems import KineticParts
 from mbslib.validation import positive
 
 # ---------------------------------------------------------------------------------------------
+# what the schemes need of a system
+# ---------------------------------------------------------------------------------------------
+
+
+@runtime_checkable
+class LivensSystem(Protocol):
+    """A mechanical system in Livens' form (paper eqs. 19a–d), as EML, REML, MPL and Null-EML use it.
+
+    Coordinates ``q``, velocities ``v`` and momenta ``p`` have shape (n,), multipliers ``λ``
+    shape (m,); the mass matrix ``M(q)`` may be singular. Every constraint is quadratic, so its
+    Gonzalez discrete gradient is the midpoint Jacobian ``∇g(q^{n+1/2})`` (Sect. 4). Null-EML
+    takes one quaternion body alone (``n = 4``, ``m = 1``, no external force).
+
+    Attributes
+    ----------
+    n : int
+        Number of coordinates q (and of v, p).
+    m : int
+        Number of holonomic constraints g(q) = 0.
+    quaternion_slices : tuple
+        Slices of q that are unit quaternions (for the antipodal-branch guard).
+    """
+
+    n: int
+    m: int
+    quaternion_slices: tuple
+
+    def kinetic_energy(self, q: np.ndarray, v: np.ndarray) -> float:
+        """``T = ½ v·M(q) v`` (the energies of eqs. 74, 80)."""
+        ...
+
+    def potential(self, q: np.ndarray) -> float:
+        """``V(q)``."""
+        ...
+
+    def grad_kinetic(self, q: np.ndarray, v: np.ndarray) -> KineticParts:
+        """Continuous ``∂_qT, ∂_vT`` (n,) and their Jacobians in ``q, v`` (n, n), for MPL."""
+        ...
+
+    def dg_kinetic(self, q0: np.ndarray, q1: np.ndarray, v0: np.ndarray, v1: np.ndarray) -> KineticParts:
+        """Discrete ``∂̄_qT, ∂̄_vT`` (n,) (App. A, eqs. 87–88) and their Jacobians in the end
+        values ``q1, v1`` (n, n): the kinetic terms of (72b, c), (101)–(104)."""
+        ...
+
+    def grad_potential(self, q: np.ndarray) -> np.ndarray:
+        """``∇V(q)``, shape (n,) (MPL)."""
+        ...
+
+    def hess_potential(self, q: np.ndarray) -> np.ndarray:
+        """``∇²V(q)``, shape (n, n) (MPL's Jacobian)."""
+        ...
+
+    def dg_potential(self, q0: np.ndarray, q1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Discrete gradient ``∇̄V(q0, q1)`` (n,) of (72b) and its Jacobian in ``q1`` (n, n)."""
+        ...
+
+    def constraint(self, q: np.ndarray) -> np.ndarray:
+        """``g(q)``, shape (m,) (72d)."""
+        ...
+
+    def constraint_jacobian(self, q: np.ndarray) -> np.ndarray:
+        """``∇g(q)``, shape (m, n) (72b at the midpoint)."""
+        ...
+
+    def constraint_hessian(self, q: np.ndarray, lam: np.ndarray) -> np.ndarray:
+        """``Σ_k λ_k ∇²g_k(q)``, shape (n, n) (Newton matrix of 72b)."""
+        ...
+
+    def external_force(self, q: np.ndarray, t: float) -> tuple[np.ndarray, np.ndarray] | None:
+        """Applied force ``f`` (n,) of (72b) and ``∂f/∂q`` (n, n), or ``None`` without one."""
+        ...
+
+
+@runtime_checkable
+class QuaternionBodySystem(Protocol):
+    """One rigid body's rotation in one unit quaternion (``n = 4``), as EMH and MPH use it: the
+    regular mass matrix ``M₄(q) = 4 Q_l(q) J₄ Q_l(q)ᵀ`` (140) from the principal inertias, and
+    the potential. The same object in Livens' form (:class:`LivensSystem`) gives the start.
+
+    Attributes
+    ----------
+    n : int
+        Number of coordinates, 4 (a Livens state [q, p, v, λ] is split with it)
+    quaternion_slices : tuple
+        ``(slice(0, 4),)``, for the antipodal-branch guard
+    Jv : ndarray
+        Principal inertias (J₁, J₂, J₃), shape (3,); J₄ = diag(½ tr J, J) (140)
+    """
+
+    n: int
+    quaternion_slices: tuple
+    Jv: np.ndarray
+
+    def potential(self, q: np.ndarray) -> float:
+        """``V(q)``."""
+        ...
+
+    def grad_potential(self, q: np.ndarray) -> np.ndarray:
+        """``∇V(q)``, shape (4,) (MPH)."""
+        ...
+
+    def hess_potential(self, q: np.ndarray) -> np.ndarray:
+        """``∇²V(q)``, shape (4, 4) (MPH's Jacobian)."""
+        ...
+
+    def dg_potential(self, q0: np.ndarray, q1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Discrete gradient ``∇̄V(q0, q1)`` (4,) and its Jacobian in ``q1`` (4, 4) (EMH)."""
+        ...
+
+
+# ---------------------------------------------------------------------------------------------
 # state helpers
 # ---------------------------------------------------------------------------------------------
 
 
-def split_state(system, x):
+def split_state(system: LivensSystem | QuaternionBodySystem, x):
     """``(q, p, v, λ)`` from a Livens state of length 3n + m."""
     n = system.n
     return x[:n], x[n : 2 * n], x[2 * n : 3 * n], x[3 * n :]
@@ -88,14 +205,14 @@ def _solve(residual, x0, analytic, t, kind="analytic"):
     return x, StepReport(**vars(rep), n_unknowns=np.size(x0), n_fd_columns=n_fd_columns)
 
 
-def _guard_antipodal(system, q0, q1, history, t):
+def _guard_antipodal(system: LivensSystem | QuaternionBodySystem, q0, q1, history, t):
     for s in system.quaternion_slices:
         if q0[s] @ q1[s] <= 0.0:
             reason = "Newton jumped to the antipodal quaternion branch (q^{n+1}·q^n ≤ 0)"
             raise NewtonError(reason, history, t=t)
 
 
-def _force(system, qm, t_mid):
+def _force(system: LivensSystem, qm, t_mid):
     """Generalized load at the midpoint: ``(f, ∂f/∂q1)`` (the ½ of the chain rule included)."""
     out = system.external_force(qm, t_mid)
     if out is None:
@@ -104,13 +221,13 @@ def _force(system, qm, t_mid):
     return f, 0.5 * f_q
 
 
-def _midpoint_kinetic(system, q0, q1, v0, v1) -> KineticParts:
+def _midpoint_kinetic(system: LivensSystem, q0, q1, v0, v1) -> KineticParts:
     """Continuous ∂T at ``(q^{n+1/2}, v^{n+1/2})``, derivatives with respect to the end values."""
     k = system.grad_kinetic(0.5 * (q0 + q1), 0.5 * (v0 + v1))
     return KineticParts(k.Tq, k.Tv, 0.5 * k.Tq_q, 0.5 * k.Tq_v, 0.5 * k.Tv_q, 0.5 * k.Tv_v)
 
 
-def _pieces(system, q0, q1, v0, v1, discrete):
+def _pieces(system: LivensSystem, q0, q1, v0, v1, discrete):
     """Kinetic parts and potential (value, q1-Jacobian) of EML (discrete) or MPL (midpoint)."""
     if discrete:
         return system.dg_kinetic(q0, q1, v0, v1), system.dg_potential(q0, q1)
@@ -124,7 +241,7 @@ def _pieces(system, q0, q1, v0, v1, discrete):
 # ---------------------------------------------------------------------------------------------
 
 
-def _livens_equations(system, x_n, x_n1, h, t, discrete, with_jacobian):
+def _livens_equations(system: LivensSystem, x_n, x_n1, h, t, discrete, with_jacobian):
     """Residual (and Jacobian in ``[q1, p1, v1, λ]``) of EML (``discrete``) or MPL.
 
     R1 = q1 - q0 - h v^{n+1/2}                                              (72a)
@@ -159,27 +276,27 @@ def _livens_equations(system, x_n, x_n1, h, t, discrete, with_jacobian):
     return R, K
 
 
-def residual_eml(system, x_n, x_n1, h, t=0.0) -> np.ndarray:
+def residual_eml(system: LivensSystem, x_n, x_n1, h, t=0.0) -> np.ndarray:
     """Residual of the EML scheme (72a–d), shape (3n + m,)."""
     return _livens_equations(system, x_n, x_n1, h, t, True, False)
 
 
-def jacobian_eml(system, x_n, x_n1, h, t=0.0) -> np.ndarray:
+def jacobian_eml(system: LivensSystem, x_n, x_n1, h, t=0.0) -> np.ndarray:
     """Analytic Jacobian of :func:`residual_eml` with respect to ``x_n1``, shape (3n+m, 3n+m)."""
     return _livens_equations(system, x_n, x_n1, h, t, True, True)[1]
 
 
-def residual_mpl(system, x_n, x_n1, h, t=0.0) -> np.ndarray:
+def residual_mpl(system: LivensSystem, x_n, x_n1, h, t=0.0) -> np.ndarray:
     """Residual of the midpoint rule on Livens' equations (MPL), shape (3n + m,)."""
     return _livens_equations(system, x_n, x_n1, h, t, False, False)
 
 
-def jacobian_mpl(system, x_n, x_n1, h, t=0.0) -> np.ndarray:
+def jacobian_mpl(system: LivensSystem, x_n, x_n1, h, t=0.0) -> np.ndarray:
     """Analytic Jacobian of :func:`residual_mpl` with respect to ``x_n1``."""
     return _livens_equations(system, x_n, x_n1, h, t, False, True)[1]
 
 
-def _step_livens(system, x_n, h, t, discrete, jacobian):
+def _step_livens(system: LivensSystem, x_n, h, t, discrete, jacobian):
     positive(h=h)
     x_n = np.asarray(x_n, dtype=float)
     x1, rep = _solve(
@@ -193,7 +310,7 @@ def _step_livens(system, x_n, h, t, discrete, jacobian):
     return x1, rep
 
 
-def step_eml(system, x_n, h, t=0.0, jacobian="analytic"):
+def step_eml(system: LivensSystem, x_n, h, t=0.0, jacobian="analytic"):
     """One EML step (72a–d): energy–momentum scheme for Livens' equations.
 
     Returns ``(x_n1, StepReport)``; ``jacobian`` is ``"analytic"`` or ``"fd"`` (central
@@ -202,7 +319,7 @@ def step_eml(system, x_n, h, t=0.0, jacobian="analytic"):
     return _step_livens(system, x_n, h, t, True, jacobian)
 
 
-def step_mpl(system, x_n, h, t=0.0, jacobian="analytic"):
+def step_mpl(system: LivensSystem, x_n, h, t=0.0, jacobian="analytic"):
     """One MPL step: implicit midpoint rule on Livens' equations."""
     return _step_livens(system, x_n, h, t, False, jacobian)
 
@@ -212,7 +329,7 @@ def step_mpl(system, x_n, h, t=0.0, jacobian="analytic"):
 # ---------------------------------------------------------------------------------------------
 
 
-def reml_recover(system, x_n, q1, h, lam=None):
+def reml_recover(system: LivensSystem, x_n, q1, h, lam=None):
     """``v^{n+1} = 2(q1 - q0)/h - v0`` (101), ``p^{n+1} = 2∂̄_vT - p0`` (102), full state."""
     q0, p0, v0, lam0 = split_state(system, x_n)
     v1 = 2.0 / h * (q1 - q0) - v0
@@ -220,7 +337,7 @@ def reml_recover(system, x_n, q1, h, lam=None):
     return np.concatenate([q1, p1, v1, lam0 if lam is None else lam])
 
 
-def _reml_equations(system, x_n, y, h, t, with_jacobian):
+def _reml_equations(system: LivensSystem, x_n, y, h, t, with_jacobian):
     """Residual (103) in ``y = [q1, λ]`` (n + m unknowns) and its Jacobian."""
     n, m = system.n, system.m
     q0, p0, v0, _ = split_state(system, x_n)
@@ -249,17 +366,17 @@ def _reml_equations(system, x_n, y, h, t, with_jacobian):
     return R, K
 
 
-def residual_reml(system, x_n, y, h, t=0.0) -> np.ndarray:
+def residual_reml(system: LivensSystem, x_n, y, h, t=0.0) -> np.ndarray:
     """Residual of REML (103) in ``y = [q^{n+1}, λ]``, shape (n + m,)."""
     return _reml_equations(system, x_n, y, h, t, False)
 
 
-def jacobian_reml(system, x_n, y, h, t=0.0) -> np.ndarray:
+def jacobian_reml(system: LivensSystem, x_n, y, h, t=0.0) -> np.ndarray:
     """Analytic Jacobian of :func:`residual_reml`, shape (n + m, n + m)."""
     return _reml_equations(system, x_n, y, h, t, True)[1]
 
 
-def step_reml(system, x_n, h, t=0.0, jacobian="analytic"):
+def step_reml(system: LivensSystem, x_n, h, t=0.0, jacobian="analytic"):
     """One REML step: Newton on (q^{n+1}, λ), then v, p from (101)–(102)."""
     positive(h=h)
     x_n = np.asarray(x_n, dtype=float)
@@ -281,7 +398,7 @@ def step_reml(system, x_n, h, t=0.0, jacobian="analytic"):
 # ---------------------------------------------------------------------------------------------
 
 
-def _null_equations(system, x_n, theta, h, t, with_jacobian):
+def _null_equations(system: LivensSystem, x_n, theta, h, t, with_jacobian):
     """Projected residual (104) ``G(q^{n+1/2})[p1 - p0 - h∂̄_qT + h∇̄V]`` with
     ``q^{n+1} = exp(ϑ)∘q^n`` (105) and v, p from (101)–(102); 3 equations."""
     q0, p0, v0, _ = split_state(system, x_n)
@@ -304,17 +421,17 @@ def _null_equations(system, x_n, theta, h, t, with_jacobian):
     return R, K
 
 
-def residual_null_eml(system, x_n, theta, h, t=0.0) -> np.ndarray:
+def residual_null_eml(system: LivensSystem, x_n, theta, h, t=0.0) -> np.ndarray:
     """Residual of Null-EML (104) in the rotation increment ``ϑ``, shape (3,)."""
     return _null_equations(system, x_n, theta, h, t, False)[0]
 
 
-def jacobian_null_eml(system, x_n, theta, h, t=0.0) -> np.ndarray:
+def jacobian_null_eml(system: LivensSystem, x_n, theta, h, t=0.0) -> np.ndarray:
     """Analytic Jacobian of :func:`residual_null_eml`, shape (3, 3)."""
     return _null_equations(system, x_n, theta, h, t, True)[1]
 
 
-def step_null_eml(system, x_n, h, t=0.0, jacobian="analytic"):
+def step_null_eml(system: LivensSystem, x_n, h, t=0.0, jacobian="analytic"):
     """One Null-EML step: Newton on ϑ from ϑ = 0; ``|q^{n+1}| = 1`` holds by construction.
 
     λ is not needed; it is recovered from the q^{n+1/2}-component of (86b),
@@ -344,13 +461,13 @@ def step_null_eml(system, x_n, h, t=0.0, jacobian="analytic"):
 # ---------------------------------------------------------------------------------------------
 
 
-def _J4(system) -> np.ndarray:
+def _J4(system: QuaternionBodySystem) -> np.ndarray:
     """``J4 = diag(J0, J1, J2, J3)`` with ``J0 = ½ tr J`` (140)."""
     J = system.Jv
     return np.concatenate([[0.5 * J.sum()], J])
 
 
-def regular_mass_matrix(system, q) -> np.ndarray:
+def regular_mass_matrix(system: QuaternionBodySystem, q) -> np.ndarray:
     """``M4(q) = 4 Q_l(q) J4 Q_l(q)ᵀ = M̃4(q) + 2 tr(J) q⊗q`` on S³ (140); shape (4, 4)."""
     L = Ql(q)
     return 4.0 * L @ (_J4(system)[:, None] * L.T)
@@ -361,7 +478,7 @@ def _A(x) -> np.ndarray:
     return np.vstack([x, -G(x)])
 
 
-def hamiltonian(system, q, p, inverse="analytic") -> float:
+def hamiltonian(system: QuaternionBodySystem, q, p, inverse="analytic") -> float:
     """``H = ½ p·M4(q)⁻¹p + V(q)``; ``inverse="analytic"`` uses ``⅛ π·J4⁻¹π``, ``π = Q_l(q)ᵀp``."""
     if inverse == "analytic":
         pi = Ql(q).T @ p
@@ -369,19 +486,19 @@ def hamiltonian(system, q, p, inverse="analytic") -> float:
     return 0.5 * p @ np.linalg.solve(regular_mass_matrix(system, q), p) + system.potential(q)
 
 
-def velocity_from_momentum(system, q, p) -> np.ndarray:
+def velocity_from_momentum(system: QuaternionBodySystem, q, p) -> np.ndarray:
     """``v = M4(q)⁻¹ p = ¼ Q_l(q) J4⁻¹ Q_l(q)ᵀ p`` on S³."""
     L = Ql(q)
     return 0.25 * L @ ((L.T @ p) / _J4(system))
 
 
-def hamiltonian_initial_state(system, x_livens) -> np.ndarray:
+def hamiltonian_initial_state(system: QuaternionBodySystem, x_livens) -> np.ndarray:
     """``[q, p, λ]`` from a Livens state (p = M̃4 v = M4 v because q·v = 0)."""
     q, p, _, lam = split_state(system, x_livens)
     return np.concatenate([q, p, lam])
 
 
-def _emh_equations(system, x_n, x_n1, h, t, with_jacobian):
+def _emh_equations(system: QuaternionBodySystem, x_n, x_n1, h, t, with_jacobian):
     """EMH residual (App. D, reconstructed; the authors' code `EMS_std`), unknowns ``[q1, p1, λ]``.
 
     ``π^{n+1/2} = ½(Q_l(q0)ᵀp0 + Q_l(q1)ᵀp1)``, ``w = ¼ J4⁻¹ π^{n+1/2}`` (DG of ``T̃* = ⅛ π·J4⁻¹π``)
@@ -414,7 +531,7 @@ def _emh_equations(system, x_n, x_n1, h, t, with_jacobian):
     return R, K
 
 
-def _mph_equations(system, x_n, x_n1, h, t, with_jacobian, inverse):
+def _mph_equations(system: QuaternionBodySystem, x_n, x_n1, h, t, with_jacobian, inverse):
     """MPH residual (the authors' code `MP_std`), unknowns ``[q1, p1, λ]``.
 
     R1 = q1 - q0 - h M4(q^{n+1/2})⁻¹ p^{n+1/2}
@@ -462,34 +579,34 @@ def _mph_equations(system, x_n, x_n1, h, t, with_jacobian, inverse):
     return R, K
 
 
-def residual_emh(system, x_n, x_n1, h, t=0.0) -> np.ndarray:
+def residual_emh(system: QuaternionBodySystem, x_n, x_n1, h, t=0.0) -> np.ndarray:
     """Residual of EMH, shape (9,)."""
     return _emh_equations(system, x_n, x_n1, h, t, False)
 
 
-def jacobian_emh(system, x_n, x_n1, h, t=0.0) -> np.ndarray:
+def jacobian_emh(system: QuaternionBodySystem, x_n, x_n1, h, t=0.0) -> np.ndarray:
     """Analytic Jacobian of :func:`residual_emh`, shape (9, 9)."""
     return _emh_equations(system, x_n, x_n1, h, t, True)[1]
 
 
-def residual_mph(system, x_n, x_n1, h, t=0.0, inverse="numerical") -> np.ndarray:
+def residual_mph(system: QuaternionBodySystem, x_n, x_n1, h, t=0.0, inverse="numerical") -> np.ndarray:
     """Residual of MPH, shape (9,)."""
     return _mph_equations(system, x_n, x_n1, h, t, False, inverse)
 
 
-def jacobian_mph(system, x_n, x_n1, h, t=0.0, inverse="numerical") -> np.ndarray:
+def jacobian_mph(system: QuaternionBodySystem, x_n, x_n1, h, t=0.0, inverse="numerical") -> np.ndarray:
     """Analytic Jacobian of :func:`residual_mph`, shape (9, 9)."""
     return _mph_equations(system, x_n, x_n1, h, t, True, inverse)[1]
 
 
-def _advanced_guess(system, x_n, h):
+def _advanced_guess(system: QuaternionBodySystem, x_n, h):
     """Initial guess ``q^{n+1} ≈ q^n + h M4(q^n)⁻¹p^n`` (the authors' advanced guess, needed by EMH/MPH)."""
     x = np.array(x_n, dtype=float)
     x[:4] = x[:4] + h * velocity_from_momentum(system, x[:4], x[4:8])
     return x
 
 
-def step_emh(system, x_n, h, t=0.0):
+def step_emh(system: QuaternionBodySystem, x_n, h, t=0.0):
     """One EMH step (Hamiltonian energy–momentum scheme with M4)."""
     positive(h=h)
     x_n = np.asarray(x_n, dtype=float)
@@ -503,7 +620,7 @@ def step_emh(system, x_n, h, t=0.0):
     return x1, rep
 
 
-def step_mph(system, x_n, h, t=0.0, inverse="numerical"):
+def step_mph(system: QuaternionBodySystem, x_n, h, t=0.0, inverse="numerical"):
     """One MPH step (midpoint rule on Hamilton's equations with M4)."""
     if inverse not in ("numerical", "analytic"):
         raise ValueError(f"inverse must be 'numerical' or 'analytic', got {inverse!r}")
@@ -524,7 +641,7 @@ def step_mph(system, x_n, h, t=0.0, inverse="numerical"):
 # ---------------------------------------------------------------------------------------------
 
 
-def energies(system, X) -> dict:
+def energies(system: LivensSystem, X) -> dict:
     """Energy quantities along a Livens trajectory ``X`` (N+1, 3n+m).
 
     Returns a dict of arrays (N+1,): ``T = ½v·M(q)v``, ``V``, ``E_tot = T + V`` (80),
@@ -532,7 +649,7 @@ def energies(system, X) -> dict:
     """
     n = system.n
     Q, P, Vel = X[:, :n], X[:, n : 2 * n], X[:, 2 * n : 3 * n]
-    T = np.array([system.kinetic_energy(q, v) for q, v in zip(Q, Vel)])
+    T = np.array([system.kinetic_energy(q, v) for q, v in zip(Q, Vel, strict=True)])
     V = np.array([system.potential(q) for q in Q])
     pv = np.einsum("ij,ij->i", P, Vel)
     return {"T": T, "V": V, "E_tot": T + V, "E_kin": pv - T, "E": pv - T + V}

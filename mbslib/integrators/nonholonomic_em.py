@@ -5,7 +5,8 @@ Gebhardt & Romero, J. Nonlinear Sci. (2020), Sect. 5 and 6.4. The configuration 
 orthonormality constraints ``h(q) = 0`` (eq. 63 completed with the unit lengths) and, for the
 non-twisting body, the nonholonomic constraint ``G(q) q̇ = 0`` with ``G(q)ᵀ = B q`` (eq. 80).
 
-Schemes (pure functions of the body record, see :mod:`mbslib.systems.nontwisting_body`):
+Schemes (pure functions of the body record, a :class:`DirectorTriad` such as
+:class:`mbslib.systems.nontwisting_body.NontwistingBody`):
 
 - :func:`step_em` — the basic EM scheme (Sect. 5.1, ``nonholonomic=False``, 15 unknowns) and
   the specialized EM scheme (Sect. 5.2, ``nonholonomic=True``, 16 unknowns). State
@@ -25,18 +26,18 @@ with a round-off floor.
 from __future__ import annotations
 
 from functools import partial
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from mbslib.newton import NewtonReport, newton_solve
 from mbslib.systems.nontwisting_body import (
-    NontwistingBody,
     constraint,
     constraint_hessian,
     constraint_jacobian,
     director_forces,
-    director_momenta,
     director_forces_jacobian,
+    director_momenta,
     kinetic_energy,
     material_angular_momentum,
     spatial_angular_momentum,
@@ -50,6 +51,43 @@ ATOL = 1e-13
 MAX_ITER = 30
 
 LOAD_RULES = ("midpoint", "endpoint")
+
+
+@runtime_checkable
+class DirectorTriad(Protocol):
+    """A rigid body turning about its centre of mass as three directors ``q = (d1, d2, d3)``
+    (shape (9,)) under the follower moment of paper 004, as the EM and DLA schemes use it.
+
+    The load is not a method: the schemes evaluate ``Q(q, t)`` and ``∂Q/∂q`` (eqs. 68, 84) with
+    :func:`~mbslib.systems.nontwisting_body.director_forces` and
+    :func:`~mbslib.systems.nontwisting_body.director_forces_jacobian`, which read the moment
+    ``m = −s f(t)(α d1 + β d2)`` (eqs. 115, 116, 118) from the members below.
+
+    Attributes
+    ----------
+    M : ndarray, shape (9, 9)
+        Constant director mass matrix 𝒥 ⊗ I₃ (eq. 88).
+    a : float
+        Weight of the nonholonomic constraint G(q)ᵀ = B q (eq. 80), in [0, 1].
+    loaded : bool
+        Whether the moment is nonzero (the schemes skip Q otherwise).
+    alpha : float
+        Amplitude α of the moment along d1, N m (eqs. 115, 118).
+    beta : float
+        Amplitude β of the moment along d2, N m.
+    load_scale : float
+        The factor s of the moment.
+    duration : float
+        Duration T of the triangular time function f (eq. 116), s.
+    """
+
+    M: np.ndarray
+    a: float
+    loaded: bool
+    alpha: float
+    beta: float
+    load_scale: float
+    duration: float
 
 
 def _check(h: float, load_rule: str) -> None:
@@ -66,7 +104,7 @@ def _solve(res, jac, z0, t, rtol=None) -> tuple[np.ndarray, NewtonReport]:
     return newton_solve(res, z0, jac, tol=max(rtol * r0, ATOL), max_iter=MAX_ITER, t=t)
 
 
-def _em_load(body, q_n, q_n1, t, h, load_rule):
+def _em_load(body: DirectorTriad, q_n, q_n1, t, h, load_rule):
     """Discrete load Q_{n+½} (not specified in the paper): at (q_{n+½}, t_{n+½}) or the endpoint average."""
     if not body.loaded:
         return 0.0
@@ -75,7 +113,7 @@ def _em_load(body, q_n, q_n1, t, h, load_rule):
     return 0.5 * (director_forces(body, q_n, t) + director_forces(body, q_n1, t + h))
 
 
-def _em_load_jacobian(body, q_n, q_n1, t, h, load_rule):
+def _em_load_jacobian(body: DirectorTriad, q_n, q_n1, t, h, load_rule):
     """∂Q_{n+½}/∂q_{n+1}, shape (9, 9)."""
     if not body.loaded:
         return 0.0
@@ -92,13 +130,13 @@ def _constraint_rows(unit_length: bool) -> slice:
     return slice(0, 6) if unit_length else slice(3, 6)
 
 
-def residual_em(body: NontwistingBody, x_n, z, h, t=0.0, *, nonholonomic=True, load_rule="midpoint",
+def residual_em(body: DirectorTriad, x_n, z, h, t=0.0, *, nonholonomic=True, load_rule="midpoint",
                 unit_length=True):
     """Residual of one EM step, shape (16,) (or (15,) for the basic scheme).
 
     Parameters
     ----------
-    body : NontwistingBody
+    body : DirectorTriad
     x_n : ndarray, shape (18,)
         State ``(q_n, q̇_n)``.
     z : ndarray, shape (16,) or (15,)
@@ -135,7 +173,7 @@ def residual_em(body: NontwistingBody, x_n, z, h, t=0.0, *, nonholonomic=True, l
     return np.concatenate(parts)
 
 
-def jacobian_em(body: NontwistingBody, x_n, z, h, t=0.0, *, nonholonomic=True, load_rule="midpoint",
+def jacobian_em(body: DirectorTriad, x_n, z, h, t=0.0, *, nonholonomic=True, load_rule="midpoint",
                 unit_length=True):
     """Analytic Jacobian ∂R/∂z of :func:`residual_em`, shape (16, 16) or (15, 15).
 
@@ -166,7 +204,7 @@ def jacobian_em(body: NontwistingBody, x_n, z, h, t=0.0, *, nonholonomic=True, l
     return K
 
 
-def step_em(body: NontwistingBody, x_n, h, t=0.0, *, nonholonomic=True, load_rule="midpoint", unit_length=True,
+def step_em(body: DirectorTriad, x_n, h, t=0.0, *, nonholonomic=True, load_rule="midpoint", unit_length=True,
             rtol=None):
     """One EM step ``(q_n, q̇_n) -> (q_{n+1}, q̇_{n+1})`` (Sect. 5.1/5.2).
 
@@ -205,7 +243,7 @@ def step_em(body: NontwistingBody, x_n, h, t=0.0, *, nonholonomic=True, load_rul
 # --- discrete Lagrange–d'Alembert scheme (Sect. 6.4, Appendix B reconstructed) --------------
 
 
-def residual_dla(body: NontwistingBody, x_n, z, h, t=0.0):
+def residual_dla(body: DirectorTriad, x_n, z, h, t=0.0):
     """Residual (B1)–(B3) of one DLA step, shape (16,).
 
     ``h·(B1) = M(q_{k+1} − q_k) − h p_k − (h²/2) Q(q_k, t_k) + (h²/2)(H(q_k)ᵀλ + μ B q_k)``,
@@ -222,7 +260,7 @@ def residual_dla(body: NontwistingBody, x_n, z, h, t=0.0):
     return np.concatenate([R1, constraint(q_n1), [R3]])
 
 
-def jacobian_dla(body: NontwistingBody, x_n, z, h, t=0.0):
+def jacobian_dla(body: DirectorTriad, x_n, z, h, t=0.0):
     """Analytic Jacobian of :func:`residual_dla`, shape (16, 16)."""
     q_n = x_n[:9]
     q_n1 = z[:9]
@@ -237,7 +275,7 @@ def jacobian_dla(body: NontwistingBody, x_n, z, h, t=0.0):
     return K
 
 
-def project_momentum(body: NontwistingBody, q, p_star):
+def project_momentum(body: DirectorTriad, q, p_star):
     """(B4)–(B5): p = p* − Cᵀν with C = [H; G](q) chosen so that C M⁻¹ p = 0, shape (9,)."""
     C = np.vstack([constraint_jacobian(q), twist_matrix(body.a) @ q])
     Minv_Ct = np.linalg.solve(body.M, C.T)
@@ -245,7 +283,7 @@ def project_momentum(body: NontwistingBody, q, p_star):
     return p_star - C.T @ nu
 
 
-def step_dla(body: NontwistingBody, x_n, h, t=0.0):
+def step_dla(body: DirectorTriad, x_n, h, t=0.0):
     """One DLA step ``(q_k, p_k) -> (q_{k+1}, p_{k+1})`` (one-step form (B1)–(B5) of our reconstruction).
 
     Newton on ``(q_{k+1}, λ_k, μ_k)`` from ``(q_k + h M⁻¹p_k, 0, 0)``, then
@@ -275,13 +313,13 @@ def step_dla(body: NontwistingBody, x_n, h, t=0.0):
     return np.concatenate([q_n1, project_momentum(body, q_n1, p_star)]), report
 
 
-def em_stepper(body, *, nonholonomic=True, load_rule="midpoint", unit_length=True, rtol=None):
+def em_stepper(body: DirectorTriad, *, nonholonomic=True, load_rule="midpoint", unit_length=True, rtol=None):
     """``step(x, h, t)`` for :func:`mbslib.simulate.simulate`."""
     return partial(step_em, body, nonholonomic=nonholonomic, load_rule=load_rule, unit_length=unit_length,
                    rtol=rtol)
 
 
-def dla_stepper(body):
+def dla_stepper(body: DirectorTriad):
     """``step(x, h, t)`` for :func:`mbslib.simulate.simulate`."""
     return partial(step_dla, body)
 
@@ -290,7 +328,7 @@ def dla_stepper(body):
 # --- post-processing (Hamiltonian and energy of Tables 7–9, undefined in the paper) ----------
 
 
-def invariants(body: NontwistingBody, x, *, scheme="em", h=None) -> dict:
+def invariants(body: DirectorTriad, x, *, scheme="em", h=None) -> dict:
     """Motion invariants along a time-major trajectory ``x`` of shape (N+1, 18).
 
     Returns a dict with ``q`` (N+1, 9), ``v`` = q̇ (N+1, 9), ``p`` (N+1, 9), ``pi`` (SAM,

@@ -13,10 +13,11 @@ and rotations compose algebraically with eq. (5). The maps implemented here are
 * :func:`step_27_exact` — (27) with the untruncated increment (30) (a cross-check, not in the
   paper's figures).
 
-All maps are vectorised over the n bodies. A *system* is any object with attributes ``m`` and
-``J`` (scalars or arrays of shape (n,)) and a method ``force_torque(x, alpha) -> (F, T)`` that
-returns the forces ``F = -dU/dx`` and the **spatial** torques ``T = R M`` (minus the gradient of
-U with respect to a left perturbation ``R -> exp(S(zeta)) R``), both of shape (n, 3).
+All maps are vectorised over the n bodies. A *system* is a :class:`SphericalBodies`: masses
+``m`` and scalar inertias ``J`` (scalars or arrays of shape (n,)) and a method
+``force_torque(x, alpha) -> (F, T)`` that returns the forces ``F = -dU/dx`` and the **spatial**
+torques ``T = R M`` (minus the gradient of U with respect to a left perturbation
+``R -> exp(S(zeta)) R``), both of shape (n, 3).
 
 The state is an :class:`RRState`; it carries the force and torque of its own configuration so
 that every map costs one force evaluation per step.
@@ -46,13 +47,14 @@ this table.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
 from mbslib.validation import positive
 
 __all__ = [
+    "SphericalBodies",
     "RRState",
     "rr_matrix",
     "rr_compose",
@@ -226,6 +228,28 @@ def increment_truncated(p, h: float) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------
 
 
+@runtime_checkable
+class SphericalBodies(Protocol):
+    """n rigid bodies with spherical inertia (``J_i = j_i I``) under forces of their configuration,
+    as the maps (21), (23), (25), (27) and the residual (10) use them.
+
+    Attributes
+    ----------
+    m : float or ndarray, shape (n,)
+        Masses: one scalar for all bodies or one per body.
+    J : float or ndarray, shape (n,)
+        Scalar inertias j (``J = j I``): one scalar or one per body.
+    """
+
+    m: float | np.ndarray
+    J: float | np.ndarray
+
+    def force_torque(self, x: np.ndarray, alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Forces ``F = −∂U/∂x`` and spatial torques ``T = R M`` at centres ``x`` and attitudes
+        ``α`` (rescaled Rodrigues vectors), all of shape (n, 3): ``F_k, T_k`` of (23a–d), (27)."""
+        ...
+
+
 class RRState(NamedTuple):
     """State of n spherical bodies at one time level.
 
@@ -249,7 +273,7 @@ class RRState(NamedTuple):
     T: np.ndarray
 
 
-def initial_state(system, x, v, alpha, w) -> RRState:
+def initial_state(system: SphericalBodies, x, v, alpha, w) -> RRState:
     """Build an :class:`RRState` (arrays of shape (n, 3)) and evaluate its force and torque."""
     x, v, alpha, w = (np.atleast_2d(np.asarray(a, dtype=float)).copy() for a in (x, v, alpha, w))
     shapes = {a.shape for a in (x, v, alpha, w)}
@@ -259,7 +283,7 @@ def initial_state(system, x, v, alpha, w) -> RRState:
     return RRState(x, v, alpha, w, F, T)
 
 
-def _mass(system, n: int):
+def _mass(system: SphericalBodies, n: int):
     """Mass and scalar inertia of the n spherical bodies as broadcastable arrays.
 
     ``system.m`` and ``system.J`` are each one scalar (all bodies alike) or one positive scalar
@@ -278,7 +302,7 @@ def _mass(system, n: int):
     return tuple(out)
 
 
-def _step_trapezoidal(system, s: RRState, h: float, increment) -> RRState:
+def _step_trapezoidal(system: SphericalBodies, s: RRState, h: float, increment) -> RRState:
     """Maps (23) and (25) with one force evaluation per step (the force and torque of the new
     configuration are reused as those of the next step)."""
     positive(h=h)
@@ -292,7 +316,7 @@ def _step_trapezoidal(system, s: RRState, h: float, increment) -> RRState:
     return RRState(x1, v1, alpha1, w1, F1, T1)
 
 
-def step_23(system, state: RRState, h: float, t: float = 0.0) -> tuple[RRState, None]:
+def step_23(system: SphericalBodies, state: RRState, h: float, t: float = 0.0) -> tuple[RRState, None]:
     """Explicit variational map (23) (spatial angular velocity), one step of size ``h``.
 
     Returns ``(state_{k+1}, None)``; raises ``FloatingPointError`` if ``h|p| >= 1`` (eq. 16).
@@ -300,12 +324,12 @@ def step_23(system, state: RRState, h: float, t: float = 0.0) -> tuple[RRState, 
     return _step_trapezoidal(system, state, h, increment_exact), None
 
 
-def step_25(system, state: RRState, h: float, t: float = 0.0) -> tuple[RRState, None]:
+def step_25(system: SphericalBodies, state: RRState, h: float, t: float = 0.0) -> tuple[RRState, None]:
     """Second-order explicit map (25) ("à la explicit Newmark / velocity Verlet"), one step."""
     return _step_trapezoidal(system, state, h, increment_truncated), None
 
 
-def step_21(system, state: RRState, h: float, t: float = 0.0) -> tuple[RRState, None]:
+def step_21(system: SphericalBodies, state: RRState, h: float, t: float = 0.0) -> tuple[RRState, None]:
     """Explicit variational map (21) in **body** angular velocity (``state.w`` is ω), one step.
 
     (21b) ``Δα = 2h/(1+sqrt(1-h^2|q|^2)) R_k q`` with ``q = ω_k + h/(2J) M_k``;
@@ -331,7 +355,7 @@ def step_21(system, state: RRState, h: float, t: float = 0.0) -> tuple[RRState, 
     return RRState(x1, v1, alpha1, w1, F1, T1), None
 
 
-def _step_phi1(system, s: RRState, h: float, increment) -> RRState:
+def _step_phi1(system: SphericalBodies, s: RRState, h: float, increment) -> RRState:
     """Campello's phi = 1 scheme (26) evaluated in the order c, d, a, b."""
     positive(h=h)
     m, J = _mass(system, s.x.shape[0])
@@ -343,12 +367,12 @@ def _step_phi1(system, s: RRState, h: float, increment) -> RRState:
     return RRState(x1, v1, alpha1, w1, F1, T1)
 
 
-def step_27(system, state: RRState, h: float, t: float = 0.0) -> tuple[RRState, None]:
+def step_27(system: SphericalBodies, state: RRState, h: float, t: float = 0.0) -> tuple[RRState, None]:
     """Explicit first-order map (27) (Campello, phi = 1): ``Δα_k = h Ω_{k+1}``."""
     return _step_phi1(system, state, h, increment_truncated), None
 
 
-def step_27_exact(system, state: RRState, h: float, t: float = 0.0) -> tuple[RRState, None]:
+def step_27_exact(system: SphericalBodies, state: RRState, h: float, t: float = 0.0) -> tuple[RRState, None]:
     """Map (27) with the exact increment (30) of the one-sided discrete Lagrangian (28)."""
     return _step_phi1(system, state, h, increment_exact), None
 
@@ -357,7 +381,7 @@ def step_27_exact(system, state: RRState, h: float, t: float = 0.0) -> tuple[RRS
 STEPS = {"21": step_21, "23": step_23, "25": step_25, "27": step_27, "27*": step_27_exact}
 
 
-def run(step, system, state: RRState, h: float, n_steps: int) -> list[RRState]:
+def run(step, system: SphericalBodies, state: RRState, h: float, n_steps: int) -> list[RRState]:
     """Apply ``step`` ``n_steps`` times; return the ``n_steps + 1`` states (a small driver for
     the vectorised n-body state; the torus has its own compiled loop).
 
@@ -393,7 +417,7 @@ def unpack(z: np.ndarray) -> RRState:
     return RRState(*(a.reshape(n, 3) for a in np.split(z, 6)))
 
 
-def as_flat_step(step, system):
+def as_flat_step(step, system: SphericalBodies):
     """Wrap a map for :func:`mbslib.simulate.simulate`: ``(z_n, h, t) -> (z_n1, None)``."""
 
     def flat_step(z, h, t):
@@ -403,7 +427,7 @@ def as_flat_step(step, system):
     return flat_step
 
 
-def del_residual(system, x, alpha_prev, alpha, alpha_next, h: float) -> np.ndarray:
+def del_residual(system: SphericalBodies, x, alpha_prev, alpha, alpha_next, h: float) -> np.ndarray:
     """Residual of the attitude discrete Euler–Lagrange equation (10) for scalar J, shape (n, 3).
 
     ``(J/2h) vee[(F_k - F_k^T) - (F_{k-1} - F_{k-1}^T)] - h M_k`` with ``F_k = R_k^T R_{k+1}``

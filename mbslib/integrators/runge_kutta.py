@@ -13,14 +13,16 @@ matrix inverted once per run. The kernels count the work where it is done (force
 mass-matrix solves, accepted and rejected steps), so that cost claims can be asserted on counts.
 Constrained models are rejected: these methods integrate ODEs only.
 
-The step and the time loop are numba-compiled; :func:`step_rk` is the pure function of one
-step. The tests run the same source with ``NUMBA_DISABLE_JIT=1`` (plain Python) and compare.
+A model is an :class:`ExplicitModel` (a :class:`mbslib.systems.lie_group_mbs.Model`). The step and
+the time loop are numba-compiled; :func:`step_rk` is the pure function of one step. The tests run
+the same source with ``NUMBA_DISABLE_JIT=1`` (plain Python) and compare.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 import numba
 import numpy as np
@@ -33,7 +35,6 @@ from mbslib.kernels import (
     texp_inv_coefficient,
 )
 from mbslib.systems.lie_group_mbs import (
-    Model,
     com_state,
     force,
     is_lie,
@@ -42,6 +43,35 @@ from mbslib.systems.lie_group_mbs import (
     uac,
 )
 from mbslib.validation import positive
+
+
+@runtime_checkable
+class ExplicitModel(Protocol):
+    """An unconstrained model of paper 002 as the compiled RK/RKMK stages take it: a model code and
+    a flat parameter vector. The stages dispatch on ``code`` to the kernels of
+    :mod:`mbslib.systems.lie_group_mbs` (mass matrix and force of eqs. 23, 25 or 32, ``T_exp⁻¹``
+    and the update map UAC/LGT of eqs. 29–31), so only the models registered there run.
+    A state is ``x = [q; v]``, shape (2 n,).
+
+    Attributes
+    ----------
+    code : int
+        Model code of :mod:`mbslib.systems.lie_group_mbs` (body model and formulation).
+    P : ndarray
+        Flat parameter vector of the model, float64.
+    n : int
+        Number of coordinates (= velocities).
+    n_constraints : int
+        Must be 0: the explicit methods integrate ODEs only.
+    formulation : str
+        "RV", "Rxyz", "EP" or "Min. Coord." (named in error messages).
+    """
+
+    code: int
+    P: np.ndarray
+    n: int
+    n_constraints: int
+    formulation: str
 
 
 @numba.njit(cache=True)
@@ -242,7 +272,7 @@ def paper_tolerances(
 
 
 def integrate_explicit(
-    model: Model,
+    model: ExplicitModel,
     x0,
     tableau: ButcherTableau,
     h: float,
@@ -260,9 +290,9 @@ def integrate_explicit(
 
     Parameters
     ----------
-    model : ~mbslib.systems.lie_group_mbs.Model
-        Must have no constraints (free heavy top, rotor: codes 0, 1, 6, 7); a constrained model
-        raises ``ValueError``.
+    model : ExplicitModel
+        A :class:`~mbslib.systems.lie_group_mbs.Model`; must have no constraints (free heavy top,
+        rotor: codes 0, 1, 6, 7); a constrained model raises ``ValueError``.
     tableau : ButcherTableau
     h : float
         Fixed step size, or the maximum and initial step size of the controller.
@@ -342,7 +372,7 @@ def integrate_explicit(
 
 
 def step_rk(
-    model: Model, x_n, h: float, t: float = 0.0, *, tableau: ButcherTableau
+    model: ExplicitModel, x_n, h: float, t: float = 0.0, *, tableau: ButcherTableau
 ) -> tuple[np.ndarray, None]:
     """One RK (classical models) or RKMK (Lie group models) step of ``x_n = [q_n; v_n]``.
 

@@ -418,7 +418,7 @@ def body_coordinates(form: int, x, R, u, omega) -> np.ndarray:
     from scipy.spatial.transform import Rotation
 
     qs, vs = [], []
-    for xi, Ri, ui, wi in zip(x, R, u, omega):
+    for xi, Ri, ui, wi in zip(x, R, u, omega, strict=True):
         if form == RV:
             rot, rate = Rotation.from_matrix(Ri).as_rotvec(), np.asarray(wi, float)
         elif form == RXYZ:
