@@ -89,3 +89,24 @@ def test_static_values_straddle_the_default():
     assert static_values(5.0, (0.0, 10.0), points=5) == [0.0, 2.5, 5.0, 7.5, 10.0]
     assert static_values("MPL", ["EML", "MPL", "EMH", "MPH"]) == ["EML", "MPL", "EMH"]
     assert static_values(1.0, (1.0, 2.0)) == [1.0, 1.5]
+
+
+def test_no_chapter_hides_the_output_of_a_panel():
+    """In the static site a panel's output is its pre-rendered figure: a ``remove-output`` tag
+    on the cell would leave the reader only the ``panel(...)`` code."""
+    import re
+    import tomllib
+    from pathlib import Path
+
+    import jupytext
+
+    root = Path(__file__).resolve().parents[1]
+    chapters = tomllib.loads((root / "book.toml").read_text())["chapters"]
+    hidden = []
+    for chapter in chapters:
+        for cell in jupytext.read(root / "notebooks" / f"{chapter}.md").cells:
+            tags = cell.metadata.get("tags", [])
+            if cell.cell_type == "code" and re.search(r"(^|\W)panel\(", cell.source) and (
+                    "remove-output" in tags or "remove-cell" in tags):
+                hidden.append(f"{chapter}: {cell.source.splitlines()[0]}")
+    assert hidden == [], "panels whose output the site would drop:\n" + "\n".join(hidden)
