@@ -70,6 +70,9 @@ html_static_path = ["_static"]
 html_css_files = ["mbsbook.css"]
 html_js_files = ["mbsbook.js"]
 html_favicon = "_static/favicon.svg"
+# A first visit (empty localStorage) otherwise starts with an empty theme mode, which the theme's
+# script rejects with a console error before falling back to "auto".
+html_context = {"default_mode": "auto"}
 html_theme_options = {
     "show_toc_level": 2,
     # Launch in Binder (JupyterLab) and download the executed notebook (.ipynb); the repository
@@ -95,3 +98,8 @@ def add_chapter_toctree(app, docname, source):
 
 def setup(app):
     app.connect("source-read", add_chapter_toctree)
+    # sphinx-mathjax-offline only copies MathJax into the site when the build has finished, but it
+    # does not declare itself parallel-safe, and Sphinx would then read (execute) the chapters one
+    # at a time instead of two at a time on `make book`'s two processes.
+    mathjax = app.extensions["sphinx-mathjax-offline"]
+    mathjax.parallel_read_safe = mathjax.parallel_write_safe = True
