@@ -153,7 +153,7 @@ def fill_scorecard(app, doctree, docname):
                 rows = [(_figure_link(app, docname, chapter, r.figure, anchors[chapter]), r.claim, KIND_TEXT[r.kind],
                          _measured(r.measured), r.criterion, r.slack, _status(r), r.note) for r in recs]
                 section += _table(rows, ("figure/table", "claim", "kind", "measured", "criterion", "slack", "status",
-                                         "note"))
+                                         "note"), ["rows"])  # filtered by _static/mbsbook.js
             content.append(section)
         node.replace_self(content)
 

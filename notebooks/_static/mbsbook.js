@@ -15,3 +15,38 @@ document.addEventListener("DOMContentLoaded", function () {
     }
   });
 });
+
+// The scorecard's chapter tables: a filter bar above the first one shows only the rows of one
+// kind of evidence and/or containing a text (claim, figure, status, note), with a count.
+document.addEventListener("DOMContentLoaded", function () {
+  var tables = document.querySelectorAll("table.scorecard.rows");
+  if (!tables.length) return;
+  var bar = document.createElement("div");
+  bar.className = "scorecard-filter";
+  bar.innerHTML = '<label>kind <select><option value="">all</option>' +
+    '<option>paper\'s claim</option><option>vs independent reference</option>' +
+    '<option>timing on this machine</option><option>discrepancy</option></select></label> ' +
+    '<label>text <input type="search" placeholder="e.g. Fig. 7, EP, FAILED"></label> <output></output>';
+  var section = tables[0].closest("section");
+  section.parentNode.insertBefore(bar, section);
+  var kind = bar.querySelector("select"), text = bar.querySelector("input"), count = bar.querySelector("output");
+  function apply() {
+    var shown = 0, total = 0, needle = text.value.trim().toLowerCase();
+    tables.forEach(function (table) {
+      var visible = 0;
+      table.querySelectorAll("tbody tr").forEach(function (row) {
+        var cells = row.querySelectorAll("td");
+        var ok = (!kind.value || cells[2].textContent.trim() === kind.value) &&
+                 (!needle || row.textContent.toLowerCase().indexOf(needle) >= 0);
+        row.hidden = !ok;
+        total += 1;
+        if (ok) { shown += 1; visible += 1; }
+      });
+      table.closest("section").hidden = visible === 0;
+    });
+    count.textContent = shown + " of " + total + " rows";
+  }
+  kind.addEventListener("change", apply);
+  text.addEventListener("input", apply);
+  apply();
+});
