@@ -65,7 +65,7 @@ def test_trajectory_carries_the_counted_work():
     w = traj.work
     assert (w.steps, w.newton_iterations, w.jacobian_evaluations, w.factorisations) == (10, 10, 10, 10)
     assert w.rhs_evaluations == sum(len(r.residual_history) for r in traj.reports) == 20
-    assert w.per_step()["newton_iterations"] == 1.0 and traj.cpu_time >= 0
+    assert w.per_step()["newton_iterations"] == 1.0 and isinstance(traj.cpu_time, float)
     explicit = simulate(lambda x, h, t: (x + h, None), [0.0], 0.1, 1.0)
     assert explicit.work == Work(steps=10)
 
