@@ -151,3 +151,21 @@ def test_api_reference_follows_the_chapters_and_the_scorecard():
     toctree = source[0].split("```")[1].splitlines()
     assert [line for line in toctree if line and line[0] not in "{:"] == conf.BOOK["chapters"] + ["scorecard", "api"]
     assert "api.md" in conf.include_patterns
+
+
+def test_chapters_are_read_one_per_process_longest_first(site):
+    """The book's Sphinx reads (and executes) every document in a chunk of its own, in the start
+    order of book.toml, which lists every chapter once (notebooks/_ext/balanced.py)."""
+    import sys
+    import tomllib
+
+    import sphinx.builders
+
+    sys.path.insert(0, str(NOTEBOOKS / "_ext"))
+    from balanced import START_ORDER, one_document_per_chunk
+
+    book = tomllib.loads((ROOT / "book.toml").read_text())
+    assert sorted(START_ORDER) == sorted(book["chapters"])
+    assert sphinx.builders.make_chunks is one_document_per_chunk  # the site fixture loaded the extension
+    docs = ["index", "api", *sorted(book["chapters"]), "scorecard"]
+    assert one_document_per_chunk(docs, 2) == [[name] for name in START_ORDER] + [["index"], ["api"], ["scorecard"]]
