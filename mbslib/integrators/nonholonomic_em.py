@@ -65,30 +65,27 @@ class DirectorTriad(Protocol):
         Weight of the nonholonomic constraint G(q)ᵀ = B q (eq. 80), in [0, 1].
     loaded : bool
         Whether the body is loaded (the schemes skip the forces otherwise).
-
-    Methods
-    -------
-    director_forces(q, t)
-        Generalized director forces Q(q, t), shape (9,) (eqs. 68, 84).
-    director_forces_jacobian(q, t)
-        ∂Q/∂q, shape (9, 9).
-    director_momenta(qdot)
-        p = M q̇, shape (..., 9) (eq. 65), for :func:`invariants`.
-    kinetic_energy(qdot)
-        K = ½ q̇·M q̇, shape (...), for :func:`invariants`.
     """
 
     M: np.ndarray
     a: float
     loaded: bool
 
-    def director_forces(self, q: np.ndarray, t: float) -> np.ndarray: ...
+    def director_forces(self, q: np.ndarray, t: float) -> np.ndarray:
+        """Generalized director forces ``Q(q, t)``, shape (9,) (eqs. 68, 84)."""
+        ...
 
-    def director_forces_jacobian(self, q: np.ndarray, t: float) -> np.ndarray: ...
+    def director_forces_jacobian(self, q: np.ndarray, t: float) -> np.ndarray:
+        """``∂Q/∂q``, shape (9, 9)."""
+        ...
 
-    def director_momenta(self, qdot: np.ndarray) -> np.ndarray: ...
+    def director_momenta(self, qdot: np.ndarray) -> np.ndarray:
+        """``p = M q̇``, shape (..., 9) (eq. 65), for :func:`invariants`."""
+        ...
 
-    def kinetic_energy(self, qdot: np.ndarray) -> np.ndarray: ...
+    def kinetic_energy(self, qdot: np.ndarray) -> np.ndarray:
+        """``K = ½ q̇·M q̇``, shape (...), for :func:`invariants`."""
+        ...
 
 
 def _check(h: float, load_rule: str) -> None:
