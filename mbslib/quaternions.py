@@ -4,10 +4,14 @@ The matrices follow paper 000: ``q∘p = Q_l(q) p = Q_r(p) q`` (33), ``G(q) = [-
 and ``E(q) = [-q_vec, q0 I + q̂]`` (35), ``R(q) = E(q) G(q)ᵀ`` (50). On the unit sphere S³ the
 convective and spatial angular velocities are ``Ω = 2 G(q) q̇`` and ``ω = 2 E(q) q̇`` (43), and the
 kinetic energy ``½ Ω·JΩ = ½ q̇·M(q) q̇`` has the singular 4×4 mass matrix ``M(q) = 4 G(q)ᵀ J G(q)``
-(46), whose null space is spanned by ``q`` itself.
+(46), whose null space is spanned by ``q`` itself. :func:`quat_grad_kinetic` and
+:func:`quat_dg_kinetic` give the partial derivatives of that kinetic energy of one rigid body,
+continuous (48) and discrete (87)–(88), with their Jacobians, as :class:`KineticParts`.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
@@ -192,3 +196,64 @@ def mass_matrix_4(q, J) -> np.ndarray:
 def angular_momentum(q, p) -> np.ndarray:
     """Spatial angular momentum ``L = ½ E(q) p`` of the quaternion momentum ``p`` (64)."""
     return 0.5 * E(q) @ p
+
+
+class KineticParts(NamedTuple):
+    """Partial derivatives of the kinetic energy (continuous or discrete) and their Jacobians.
+
+    ``Tq, Tv`` have shape (n,); ``Tq_q, Tq_v, Tv_q, Tv_v`` shape (n, n). For the discrete
+    version the derivatives are with respect to the end values ``q^{n+1}, v^{n+1}``. Returned by
+    :func:`quat_grad_kinetic` and :func:`quat_dg_kinetic` for one body (n = 4) and by the
+    ``grad_kinetic`` / ``dg_kinetic`` methods of every system of the Livens integrator.
+    """
+
+    Tq: np.ndarray
+    Tv: np.ndarray
+    Tq_q: np.ndarray
+    Tq_v: np.ndarray
+    Tv_q: np.ndarray
+    Tv_v: np.ndarray
+
+
+def quat_grad_kinetic(J, q, v) -> KineticParts:
+    """Continuous ``∂_qT, ∂_vT`` of ``T = ½ Ω·JΩ``, ``Ω = 2G(q)v`` (48a,b), with Jacobians.
+
+    ``∂_qT = -2 G(v)ᵀ J Ω`` and ``∂_vT = 2 G(q)ᵀ J Ω = M̃4(q) v``. ``J`` holds the 3 principal
+    inertias. Shapes (4,) and (4, 4).
+    """
+    Gq, Gv = G(q), G(v)
+    JGq, JGv = J[:, None] * Gq, J[:, None] * Gv
+    y = J * (2.0 * Gq @ v)  # J Ω
+    return KineticParts(
+        Tq=-2.0 * Gv.T @ y,
+        Tv=2.0 * Gq.T @ y,
+        Tq_q=4.0 * Gv.T @ JGv,
+        Tq_v=-2.0 * minus(y) - 4.0 * Gv.T @ JGq,
+        Tv_q=2.0 * minus(y) - 4.0 * Gq.T @ JGv,
+        Tv_v=4.0 * Gq.T @ JGq,
+    )
+
+
+def quat_dg_kinetic(J, q0, q1, v0, v1) -> KineticParts:
+    """G-equivariant discrete derivatives of the quaternion kinetic energy (87)–(88).
+
+    With the bilinear invariant ``Ω^k = 2G(q^k)v^k`` and ``Ω^{n+1/2} = ½(Ω^n + Ω^{n+1})``:
+    ``∂̄_qT = -2 G(v^{n+1/2})ᵀ J Ω^{n+1/2}`` and ``∂̄_vT = 2 G(q^{n+1/2})ᵀ J Ω^{n+1/2}``
+    (exact discrete gradient because ``T̃(Ω) = ½ Ω·JΩ`` is quadratic). Jacobians are with
+    respect to ``q1, v1``.
+    """
+    qm, vm = 0.5 * (q0 + q1), 0.5 * (v0 + v1)
+    G1q, G1v = G(q1), G(v1)
+    Om = G(q0) @ v0 + G1q @ v1  # ½(Ω^n + Ω^{n+1})
+    y = J * Om
+    Gqm, Gvm = G(qm), G(vm)
+    # dΩm/dq1 = -G(v1), dΩm/dv1 = G(q1)
+    JdOq, JdOv = -J[:, None] * G1v, J[:, None] * G1q
+    return KineticParts(
+        Tq=-2.0 * Gvm.T @ y,
+        Tv=2.0 * Gqm.T @ y,
+        Tq_q=-2.0 * Gvm.T @ JdOq,
+        Tq_v=-minus(y) - 2.0 * Gvm.T @ JdOv,
+        Tv_q=minus(y) + 2.0 * Gqm.T @ JdOq,
+        Tv_v=2.0 * Gqm.T @ JdOv,
+    )

@@ -7,7 +7,7 @@ import pytest
 
 from mbslib.integrators import livens as L
 from mbslib.newton import NewtonError, fd_jacobian
-from mbslib.quaternions import G
+from mbslib.quaternions import G, quat_dg_kinetic, quat_grad_kinetic
 from mbslib.simulate import simulate
 from mbslib.systems.livens_systems import (
     FourBarLoop,
@@ -15,8 +15,6 @@ from mbslib.systems.livens_systems import (
     HeavyTop,
     MassSpring,
     SpringPendulum,
-    quat_dg_kinetic,
-    quat_grad_kinetic,
     triangle_load,
 )
 

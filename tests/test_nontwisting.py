@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy.integrate import quad, solve_ivp
 
+from mbslib.formulations import director_triad as dt
 from mbslib.integrators.nonholonomic_em import (
     dla_stepper,
     em_stepper,
@@ -36,12 +37,12 @@ def rng():
 
 
 def state_dla(body, x):
-    return np.concatenate([x[:9], nb.director_momenta(body, x[9:])])
+    return np.concatenate([x[:9], body.director_momenta(x[9:])])
 
 
 def invariants(body, q, v):
-    p = nb.director_momenta(body, v)
-    return nb.material_angular_momentum(q, p), nb.spatial_angular_momentum(q, p), nb.kinetic_energy(body, v)
+    p = body.director_momenta(v)
+    return dt.material_angular_momentum(q, p), dt.spatial_angular_momentum(q, p), body.kinetic_energy(v)
 
 
 # --- system --------------------------------------------------------------------------------
@@ -58,26 +59,26 @@ def test_rigid_velocity_invariants(rng):
     body = nb.make_body()
     R = exp_so3(rng.standard_normal(3))
     omega = rng.standard_normal(3)
-    x = nb.initial_state(omega, R)
+    x = dt.initial_state(omega, R)
     q, v = x[:9], x[9:]
     W = R.T @ omega
     Pi, pi, K = invariants(body, q, v)
     np.testing.assert_allclose(K, 0.5 * W @ nb.J_PAPER @ W, rtol=1e-13)
     np.testing.assert_allclose(pi, R @ nb.J_PAPER @ W, rtol=1e-13)
     np.testing.assert_allclose(Pi, nb.J_PAPER @ W, rtol=1e-13)
-    np.testing.assert_allclose(nb.angular_velocity(q, v), omega, rtol=1e-13)
-    np.testing.assert_allclose(nb.rotation_from_q(q), R, atol=1e-15)
+    np.testing.assert_allclose(dt.angular_velocity(q, v), omega, rtol=1e-13)
+    np.testing.assert_allclose(dt.rotation_from_q(q), R, atol=1e-15)
     for a in (0.0, 0.3, 1.0):
-        assert nb.twist_rate(q, v, a) == pytest.approx(omega @ R[:, 2], rel=1e-12)
+        assert dt.twist_rate(q, v, a) == pytest.approx(omega @ R[:, 2], rel=1e-12)
 
 
 def test_constraint_jacobian_and_hessian_fd(rng):
     q = rng.standard_normal(9)  # off the manifold
     lam = rng.standard_normal(6)
-    np.testing.assert_allclose(nb.constraint_jacobian(q), fd_jacobian(nb.constraint, q), atol=1e-9)
-    HtL = fd_jacobian(lambda y: nb.constraint_jacobian(y).T @ lam, q)
-    np.testing.assert_allclose(nb.constraint_hessian(lam), HtL, atol=1e-9)
-    np.testing.assert_allclose(nb.constraint(nb.q_from_rotation(exp_so3([0.3, -1.0, 2.0]))), 0, atol=1e-15)
+    np.testing.assert_allclose(dt.constraint_jacobian(q), fd_jacobian(dt.constraint, q), atol=1e-9)
+    HtL = fd_jacobian(lambda y: dt.constraint_jacobian(y).T @ lam, q)
+    np.testing.assert_allclose(dt.constraint_hessian(lam), HtL, atol=1e-9)
+    np.testing.assert_allclose(dt.constraint(dt.q_from_rotation(exp_so3([0.3, -1.0, 2.0]))), 0, atol=1e-15)
 
 
 def test_constraints_are_the_shared_director_orthonormality(rng):
@@ -85,28 +86,28 @@ def test_constraints_are_the_shared_director_orthonormality(rng):
     from mbslib.systems.directors import QuadraticConstraints
 
     q, lam = rng.standard_normal(9), rng.standard_normal(6)
-    d1, d2, d3 = nb.directors(q)
+    d1, d2, d3 = dt.directors(q)
     expected = [0.5 * (d1 @ d1 - 1.0), 0.5 * (d2 @ d2 - 1.0), 0.5 * (d3 @ d3 - 1.0), d2 @ d3, d1 @ d3, d1 @ d2]
-    np.testing.assert_array_equal(nb.constraint(q), expected)
-    shared = QuadraticConstraints.orthonormality(3, nb.ORTHONORMALITY_PAIRS)
+    np.testing.assert_array_equal(dt.constraint(q), expected)
+    shared = QuadraticConstraints.orthonormality(3, dt.ORTHONORMALITY_PAIRS)
     np.testing.assert_allclose(shared.g(q), expected, atol=1e-14)
     assert shared.labels == ("d1.d1", "d2.d2", "d3.d3", "d2.d3", "d1.d3", "d1.d2")
-    np.testing.assert_array_equal(nb.constraint_jacobian(q), shared.G(q))
+    np.testing.assert_array_equal(dt.constraint_jacobian(q), shared.G(q))
     L = np.array([[lam[0], lam[5], lam[4]], [lam[5], lam[1], lam[3]], [lam[4], lam[3], lam[2]]])
-    np.testing.assert_array_equal(nb.constraint_hessian(lam), np.kron(L, np.eye(3)))
+    np.testing.assert_array_equal(dt.constraint_hessian(lam), np.kron(L, np.eye(3)))
 
 
 def test_load_jacobian_fd(rng):
     body = nb.make_body(**CASE3)
     q = rng.standard_normal(9)
     for t in (0.2, 0.7):
-        dQ = fd_jacobian(lambda y, t=t: nb.director_forces(body, y, t), q)
-        np.testing.assert_allclose(nb.director_forces_jacobian(body, q, t), dQ, atol=1e-8)
+        dQ = fd_jacobian(lambda y, t=t: body.director_forces(y, t), q)
+        np.testing.assert_allclose(body.director_forces_jacobian(q, t), dQ, atol=1e-8)
     # the director forces do the virtual work of the moment: Σ f_i·(δθ × d_i) = m·δθ
     dtheta = rng.standard_normal(3)
-    q = nb.q_from_rotation(exp_so3(rng.standard_normal(3)))
-    dq = nb.rigid_velocity(dtheta, q)
-    assert nb.director_forces(body, q, 0.3) @ dq == pytest.approx(nb.load_moment(body, q, 0.3) @ dtheta)
+    q = dt.q_from_rotation(exp_so3(rng.standard_normal(3)))
+    dq = dt.rigid_velocity(dtheta, q)
+    assert body.director_forces(q, 0.3) @ dq == pytest.approx(body.load_moment(q, 0.3) @ dtheta)
 
 
 def test_ramp_integrals():
@@ -152,13 +153,13 @@ def test_validation_names_parameter():
     with pytest.raises(ValueError, match="J"):
         nb.make_body(J=np.diag([1.0, 1.0, 5.0]))  # violates the triangle inequality
     body = nb.make_body()
-    x0 = nb.initial_state([1.0, 0.0, 0.0])
+    x0 = dt.initial_state([1.0, 0.0, 0.0])
     with pytest.raises(ValueError, match="h must"):
         step_em(body, x0, -0.1)
     with pytest.raises(ValueError, match="load_rule"):
         step_em(body, x0, 0.1, load_rule="trapezoid")
     with pytest.raises(ValueError, match="omega0"):
-        nb.initial_state([1.0, 2.0])
+        dt.initial_state([1.0, 2.0])
 
 
 def test_body_record_cannot_be_invalid():
@@ -187,15 +188,15 @@ def test_body_record_cannot_be_invalid():
 def test_frame_defects_vectorised_against_sphere_transport(rng):
     """frame_defects (G1–G3) agrees with a loop over mbslib.sphere.parallel_transport and detects each defect."""
     body = nb.make_body(**CASE3, load_scale=0.01)
-    q = simulate(em_stepper(body), nb.initial_state([1.5, 4.5, 0.0]), 0.01, 0.5).x[:, :9]
+    q = simulate(em_stepper(body), dt.initial_state([1.5, 4.5, 0.0]), 0.01, 0.5).x[:, :9]
     ortho, twist, transport = frame_defects(q)
-    d1, d2, d3 = nb.directors(q)
+    d1, d2, d3 = dt.directors(q)
     loop = max(np.linalg.norm(d[n + 1] - parallel_transport(d3[n], d3[n + 1], d[n]))
                for n in range(len(q) - 1) for d in (d1, d2))
     assert transport == pytest.approx(loop, abs=1e-15)
     assert max(ortho, twist, transport) <= 1e-10
     # a twisting run (the standard body, basic EM) violates G2 and G3 but not G1
-    q_std = simulate(em_stepper(body, nonholonomic=False), nb.initial_state([1.5, 4.5, 2.0]), 0.01, 0.2).x[:, :9]
+    q_std = simulate(em_stepper(body, nonholonomic=False), dt.initial_state([1.5, 4.5, 2.0]), 0.01, 0.2).x[:, :9]
     o, tw, tr = frame_defects(q_std)
     assert o <= 1e-10 and tw > 1e-3 and tr > 1e-3
     q_bad = q.copy()
@@ -235,25 +236,25 @@ def test_dla_jacobian_fd(rng):
 def test_basic_em_conserves_energy_and_spatial_momentum():
     """Theorem 8 (G6): the standard body, 1000 steps of Case 1 data, K and π to round-off."""
     body = nb.make_body()
-    x0 = nb.initial_state(CASE1["W0"])
+    x0 = dt.initial_state(CASE1["W0"])
     tr = simulate(em_stepper(body, nonholonomic=False), x0, 0.005, 5.0)
     _, pi, K = invariants(body, tr.x[:, :9], tr.x[:, 9:])
     assert np.max(np.abs(pi - pi[0])) <= 1e-9 * np.linalg.norm(pi[0])
     assert np.max(np.abs(K - K[0])) <= 1e-9 * K[0]
     # the standard body does twist: w·d3 is not zero
-    assert np.max(np.abs([nb.twist_rate(x[:9], x[9:]) for x in tr.x])) > 1.0
+    assert np.max(np.abs([dt.twist_rate(x[:9], x[9:]) for x in tr.x])) > 1.0
 
 
 def test_em_case1_invariants_constraints_and_transport():
     """Case 1 (200 steps): Π, K to round-off, G1, G2, G3, Newton ≤ 4 iterations on average."""
     body = nb.make_body()
-    tr = simulate(em_stepper(body), nb.initial_state(CASE1["W0"]), 0.005, 1.0)
+    tr = simulate(em_stepper(body), dt.initial_state(CASE1["W0"]), 0.005, 1.0)
     q = tr.x[:, :9]
     Pi, _, K = invariants(body, q, tr.x[:, 9:])
     np.testing.assert_allclose(Pi, np.tile([144 / 7, -510 / 7, 0.0], (len(q), 1)), atol=1e-9)
     assert np.max(np.abs(K - 5022 / 7)) <= 1e-8
-    assert max(np.max(np.abs(nb.constraint(x))) for x in q) <= 1e-10
-    d1, d2, d3 = nb.directors(q)
+    assert max(np.max(np.abs(dt.constraint(x))) for x in q) <= 1e-10
+    d1, d2, d3 = dt.directors(q)
     g = np.sum(d1[1:] * d2[:-1], axis=1) - np.sum(d1[:-1] * d2[1:], axis=1)
     assert np.max(np.abs(g)) <= 1e-10
     for n in range(len(q) - 1):
@@ -269,19 +270,19 @@ def test_case1_uniform_rotation_with_discrete_angle(scheme):
     body = nb.make_body()
     h, W0 = 0.005, np.array(CASE1["W0"])
     w = np.linalg.norm(W0)
-    x0 = nb.initial_state(W0)
+    x0 = dt.initial_state(W0)
     if scheme == "em":
         tr, phi = simulate(em_stepper(body), x0, h, 0.5), 2 * np.arctan(w * h / 2)
     else:
         tr, phi = simulate(dla_stepper(body), state_dla(body, x0), h, 0.5), np.arcsin(w * h)
     n = np.arange(len(tr.t))
     R = np.array([exp_so3(k * phi * W0 / w) for k in n])
-    np.testing.assert_allclose(tr.x[:, :9], nb.q_from_rotation(R), atol=1e-10)
+    np.testing.assert_allclose(tr.x[:, :9], dt.q_from_rotation(R), atol=1e-10)
 
 
 def test_parameter_a_does_not_change_motion():
     """G4: loaded Case 3, a ∈ {0, ½, 1} give the same trajectory."""
-    x0 = nb.initial_state([1.5, 4.5, 0.0])
+    x0 = dt.initial_state([1.5, 4.5, 0.0])
     runs = [simulate(em_stepper(nb.make_body(**CASE3, a=a)), x0, 0.005, 0.3).x for a in (0.0, 0.5, 1.0)]
     assert np.max(np.abs(runs[0] - runs[1])) <= 1e-10
     assert np.max(np.abs(runs[2] - runs[1])) <= 1e-10
@@ -289,7 +290,7 @@ def test_parameter_a_does_not_change_motion():
 
 def test_newton_tolerance_option():
     """rtol tightens the EM stopping test: smaller final residuals, and a = 0 vs ½ differences shrink to round-off."""
-    x0 = nb.initial_state([1.5, 4.5, 0.0])
+    x0 = dt.initial_state([1.5, 4.5, 0.0])
     body = nb.make_body(**CASE3)
     _, loose = step_em(body, x0, 0.005, 0.0)
     _, tight = step_em(body, x0, 0.005, 0.0, rtol=1e-15)
@@ -302,20 +303,20 @@ def test_newton_tolerance_option():
 
 def test_dla_invariants_case1():
     body = nb.make_body()
-    tr = simulate(dla_stepper(body), state_dla(body, nb.initial_state(CASE1["W0"])), 0.005, 0.5)
+    tr = simulate(dla_stepper(body), state_dla(body, dt.initial_state(CASE1["W0"])), 0.005, 0.5)
     q, p = tr.x[:, :9], tr.x[:, 9:]
-    np.testing.assert_allclose(nb.material_angular_momentum(q, p)[:, :2], np.tile([144 / 7, -510 / 7], (len(q), 1)),
+    np.testing.assert_allclose(dt.material_angular_momentum(q, p)[:, :2], np.tile([144 / 7, -510 / 7], (len(q), 1)),
                                atol=1e-9)
     H = 0.5 * np.sum(p * np.linalg.solve(body.M, p.T).T, axis=1)
     assert np.max(np.abs(H - 5022 / 7)) <= 1e-8
-    E = nb.kinetic_energy(body, np.diff(q, axis=0) / 0.005)
+    E = body.kinetic_energy(np.diff(q, axis=0) / 0.005)
     assert E.mean() == pytest.approx(719.0500907975, abs=1e-7)
 
 
 def test_dla_has_no_solution_beyond_unit_rotation():
     body = nb.make_body()
     w = np.linalg.norm(CASE1["W0"])
-    x0 = state_dla(body, nb.initial_state(CASE1["W0"]))
+    x0 = state_dla(body, dt.initial_state(CASE1["W0"]))
     step_dla(body, x0, 0.9 / w)  # |ω|h = 0.9: solvable
     with pytest.raises(NewtonError):
         step_dla(body, x0, 1.2 / w)
@@ -328,8 +329,8 @@ def test_dla_has_no_solution_beyond_unit_rotation():
 def test_second_order_against_exact_solution(scheme):
     """Case 3 with load scale 0.01 on [0, 1.2] s: director error at second order."""
     body = nb.make_body(**CASE3, load_scale=0.01)
-    x0 = nb.initial_state([1.5, 4.5, 0.0])
-    q_exact = nb.q_from_rotation(nb.exact_rotation(body, [1.5, 4.5, 0.0], [1.2])[0])
+    x0 = dt.initial_state([1.5, 4.5, 0.0])
+    q_exact = dt.q_from_rotation(nb.exact_rotation(body, [1.5, 4.5, 0.0], [1.2])[0])
     errors = []
     hs = (0.02, 0.01, 0.005)
     for h in hs:
@@ -345,7 +346,7 @@ def test_second_order_against_exact_solution(scheme):
 def test_nodal_twist_momentum_is_second_order():
     """Π³ at the nodes is O(h²) while the load acts (the constraint holds at midpoints only)."""
     body = nb.make_body(**CASE3, load_scale=0.01)
-    x0 = nb.initial_state([1.5, 4.5, 0.0])
+    x0 = dt.initial_state([1.5, 4.5, 0.0])
     peaks = []
     for h in (0.01, 0.005):
         tr = simulate(em_stepper(body), x0, h, 0.6)
@@ -360,7 +361,7 @@ def test_invariants_and_failure_tolerant_driver():
     from mbslib.integrators.nonholonomic_em import invariants
 
     body = nb.make_body()
-    x0 = nb.initial_state(CASE1["W0"])
+    x0 = dt.initial_state(CASE1["W0"])
     traj = simulate(em_stepper(body), x0, 0.005, 0.05, throw=False)
     assert traj.failure is None
     inv = invariants(body, traj.x)
@@ -372,7 +373,7 @@ def test_invariants_and_failure_tolerant_driver():
         simulate(dla_stepper(body), state_dla(body, x0), h, 3 * h)
     assert simulate(dla_stepper(body), state_dla(body, x0), h, 3 * h, throw=False).n_steps == 0
     loaded = nb.make_body(alpha=2472.5, beta=1075.0)
-    xs = state_dla(loaded, nb.initial_state([0.0, 0.0, 0.0]))
+    xs = state_dla(loaded, dt.initial_state([0.0, 0.0, 0.0]))
     traj = simulate(dla_stepper(loaded), xs, 0.005, 0.6, throw=False)
     err = traj.failure
     assert err is not None and traj.t[-1] == pytest.approx(err.t)
@@ -386,10 +387,10 @@ def test_invariants_and_failure_tolerant_driver():
 def test_printed_constraint_set_lets_directors_grow():
     """With only the three orthogonality constraints of eq. (63) the director lengths drift."""
     body = nb.make_body()
-    x0 = nb.initial_state(CASE1["W0"])
+    x0 = dt.initial_state(CASE1["W0"])
     q = simulate(em_stepper(body, unit_length=False), x0, 0.005, 0.5).x[:, :9]
     assert np.linalg.norm(q[-1, 6:9]) > 2.0
-    assert np.max(np.abs([nb.constraint(x)[3:] for x in q])) <= 1e-10  # orthogonality still holds
+    assert np.max(np.abs([dt.constraint(x)[3:] for x in q])) <= 1e-10  # orthogonality still holds
 
 
 # --- chapter 004 identities (moved from the scorecard: they hold by construction) -----------
@@ -413,7 +414,7 @@ def test_converged_steps_keep_the_discrete_non_twisting_frame(scheme, kw, W0, t_
     orthonormal directors (≤ 1e-10), the discrete twist constraint d1'·d2 = d1·d2' (≤ 1e-10) and
     hence d1, d2 parallel transported along the arcs of d3 (≤ 1e-8)."""
     body = nb.make_body(**kw)
-    x0 = nb.initial_state(W0)
+    x0 = dt.initial_state(W0)
     if scheme == "dla":
         q = simulate(dla_stepper(body), state_dla(body, x0), 0.005, t_end, throw=False).x[:, :9]
     else:
@@ -429,7 +430,7 @@ def test_case3_initial_data():
     from mbslib.integrators.nonholonomic_em import invariants as inv_of
 
     body = nb.make_body(**CASE3)
-    inv = inv_of(body, nb.initial_state([1.5, 4.5, 0.0])[None, :])
+    inv = inv_of(body, dt.initial_state([1.5, 4.5, 0.0])[None, :])
     np.testing.assert_allclose(inv["Pi"][0], [27 / 7, 249 / 14, 0.0], atol=1e-13)
     assert inv["K"][0] == pytest.approx(2403 / 56, rel=1e-14)
 
@@ -438,13 +439,13 @@ def test_twist_angle_of_spin_transported_and_standard_frames():
     """twist_angle: n·α for a pure spin α per step about d3, zero for the non-twisting EM,
     ∫ w·d3 dt for the standard body (basic EM)."""
     alpha = 0.01
-    q_spin = nb.q_from_rotation(np.array([exp_so3([0.0, 0.0, k * alpha]) for k in range(50)]))
+    q_spin = dt.q_from_rotation(np.array([exp_so3([0.0, 0.0, k * alpha]) for k in range(50)]))
     np.testing.assert_allclose(twist_angle(q_spin), alpha * np.arange(50), atol=1e-13)
     body = nb.make_body(**CASE3, load_scale=0.01)
-    q = simulate(em_stepper(body), nb.initial_state([1.5, 4.5, 0.0]), 0.005, 1.2).x[:, :9]
+    q = simulate(em_stepper(body), dt.initial_state([1.5, 4.5, 0.0]), 0.005, 1.2).x[:, :9]
     assert np.max(np.abs(twist_angle(q))) <= 1e-12
-    x = simulate(em_stepper(nb.make_body(), nonholonomic=False), nb.initial_state(CASE1["W0"]), 0.005, 1.0).x
-    spin = [nb.angular_velocity(s[:9], s[9:]) @ s[6:9] for s in x]
+    x = simulate(em_stepper(nb.make_body(), nonholonomic=False), dt.initial_state(CASE1["W0"]), 0.005, 1.0).x
+    spin = [dt.angular_velocity(s[:9], s[9:]) @ s[6:9] for s in x]
     assert twist_angle(x[:, :9])[-1] == pytest.approx(np.trapezoid(spin, dx=0.005), rel=1e-3)
     with pytest.raises(ValueError, match="q must"):
         twist_angle(q[:, :6])
@@ -454,7 +455,7 @@ def test_holonomy_equals_enclosed_area():
     """Gauss–Bonnet for the discrete frame: the holonomy of 'path of d3, then the arc back' equals the
     signed enclosed area mod 2π; the area of a fine polygon on a circle of colatitude θ is the cap 2π(1 − cos θ)."""
     body = nb.make_body(**CASE3, load_scale=0.01)
-    q = simulate(em_stepper(body), nb.initial_state([1.5, 4.5, 0.0]), 0.005, 2.0).x[:, :9]
+    q = simulate(em_stepper(body), dt.initial_state([1.5, 4.5, 0.0]), 0.005, 2.0).x[:, :9]
     difference = np.angle(np.exp(1j * (holonomy_angle(q) - enclosed_area(q[:, 6:9]))))
     assert np.max(np.abs(difference)) <= 1e-10
     assert np.ptp(enclosed_area(q[:, 6:9])) > 1.0  # a loop that encloses area: the check is not vacuous
@@ -465,7 +466,7 @@ def test_holonomy_equals_enclosed_area():
     # the transported frame after one turn around the ring is rotated by the cap area
     frames = [np.concatenate([[np.cos(theta), 0.0, -np.sin(theta)], [0.0, 1.0, 0.0], ring[0]])]
     for n in range(1, len(ring)):
-        d1, d2 = (nb.directors(frames[-1])[i] for i in (0, 1))
+        d1, d2 = (dt.directors(frames[-1])[i] for i in (0, 1))
         w = np.cross(ring[n - 1], ring[n])
         c = ring[n - 1] @ ring[n]
         rot = np.eye(3) + hat(w) + hat(w) @ hat(w) / (1 + c)
@@ -482,15 +483,15 @@ def test_theorem9_momenta_are_not_exactly_conserved_after_a_load():
     body = nb.make_body(alpha=2472.5, beta=1075.0, a=1.0)
     spreads = []
     for rtol in (1e-10, 1e-14):
-        x = simulate(em_stepper(body, rtol=rtol), nb.initial_state([0.0, 0.0, 0.0]), 0.005, 1.3).x
-        Pi = nb.material_angular_momentum(x[:, :9], nb.director_momenta(body, x[:, 9:]))[200:, :2]
+        x = simulate(em_stepper(body, rtol=rtol), dt.initial_state([0.0, 0.0, 0.0]), 0.005, 1.3).x
+        Pi = dt.material_angular_momentum(x[:, :9], body.director_momenta(x[:, 9:]))[200:, :2]
         spreads.append(np.max(np.ptp(Pi, axis=0)) / np.max(np.linalg.norm(Pi, axis=1)))
     assert spreads[0] > 1e-10
     assert spreads[1] == pytest.approx(spreads[0], rel=1e-2)
     q_n, q_n1 = x[250, :9], x[251, :9]
     d1, d2, d3 = (q_n[i:i + 3] + q_n1[i:i + 3] for i in (0, 3, 6))
     zero = np.zeros(3)
-    H_mid = nb.constraint_jacobian(0.5 * (q_n + q_n1))
+    H_mid = dt.constraint_jacobian(0.5 * (q_n + q_n1))
     for test_vector in (np.concatenate([zero, d3, -d2]),  # eq. (98), rotation about d1
                         np.concatenate([-d3, zero, d1])):  # eq. (110) read as the rotation about d2
         assert np.max(np.abs((H_mid @ test_vector)[3:5])) > 1e-3  # rows d2·d3 and d1·d3
@@ -501,13 +502,13 @@ def test_dla_one_step_form_is_the_two_step_lagrange_dalembert_scheme():
     the rows of H(q_k) and of B q_k (the node constraint forces of the two-step DLA scheme)."""
     body = nb.make_body(**CASE3, load_scale=0.01)
     h = 0.005
-    tr = simulate(dla_stepper(body), state_dla(body, nb.initial_state([1.5, 4.5, 0.0])), h, 0.8)
+    tr = simulate(dla_stepper(body), state_dla(body, dt.initial_state([1.5, 4.5, 0.0])), h, 0.8)
     q = tr.x[:, :9]
-    B = nb.twist_matrix(body.a)
+    B = dt.twist_matrix(body.a)
     worst = 0.0
     for k in range(1, len(q) - 1):
-        r = body.M @ (q[k + 1] - 2 * q[k] + q[k - 1]) / h**2 - nb.director_forces(body, q[k], tr.t[k])
-        C = np.vstack([nb.constraint_jacobian(q[k]), B @ q[k]]).T
+        r = body.M @ (q[k + 1] - 2 * q[k] + q[k - 1]) / h**2 - body.director_forces(q[k], tr.t[k])
+        C = np.vstack([dt.constraint_jacobian(q[k]), B @ q[k]]).T
         coef = np.linalg.lstsq(C, r, rcond=None)[0]
         worst = max(worst, np.linalg.norm(r - C @ coef) / np.linalg.norm(r))
     assert worst <= 1e-10

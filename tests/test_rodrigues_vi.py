@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
+from mbslib import rodrigues as rr
 from mbslib.integrators import rodrigues_vi as rv
 from mbslib.systems import binder_torus as bt
 from mbslib.systems.pendulum3d import Pendulum3D, initial_conditions, reference_solution, rotation_angle
@@ -25,36 +26,36 @@ def pendulum_state(alpha0=None, w0=None):
 def test_rr_matrix_is_rotation_and_matches_exponential():
     direction = RNG.normal(size=(50, 3))
     theta = direction / np.linalg.norm(direction, axis=1)[:, None] * RNG.uniform(0.0, 3.0, size=(50, 1))
-    alpha = rv.rr_from_rotvec(theta)
-    R = rv.rr_matrix(alpha)
+    alpha = rr.rr_from_rotvec(theta)
+    R = rr.rr_matrix(alpha)
     assert np.abs(np.swapaxes(R, 1, 2) @ R - np.eye(3)).max() <= 1e-15 * 4
     assert np.allclose(np.linalg.det(R), 1.0, atol=1e-14)
     assert np.abs(R - Rotation.from_rotvec(theta).as_matrix()).max() <= 1e-14
     # Cayley identity, inverse, trace, quaternion, equivariance
-    S = rv._hat(alpha)
+    S = rr._hat(alpha)
     cay = np.linalg.solve(np.eye(3) - 0.5 * S, np.eye(3) + 0.5 * S)
     assert np.abs(R - cay).max() <= 1e-13
-    assert np.abs(rv.rr_matrix(-alpha) - np.swapaxes(R, 1, 2)).max() <= 1e-15 * 4
+    assert np.abs(rr.rr_matrix(-alpha) - np.swapaxes(R, 1, 2)).max() <= 1e-15 * 4
     a2 = np.sum(alpha**2, axis=1)
     assert np.allclose(np.trace(R, axis1=1, axis2=2), 3 - 4 * a2 / (4 + a2), atol=1e-13)
     quat = np.concatenate([alpha, 2 * np.ones((50, 1))], axis=1) / np.sqrt(4 + a2)[:, None]  # scipy: scalar last
     assert np.abs(Rotation.from_quat(quat).as_matrix() - R).max() <= 1e-14
     Q = Rotation.from_rotvec(RNG.normal(size=3)).as_matrix()
-    assert np.abs(rv.rr_matrix(alpha @ Q.T) - Q @ R @ Q.T).max() <= 1e-13
+    assert np.abs(rr.rr_matrix(alpha @ Q.T) - Q @ R @ Q.T).max() <= 1e-13
     # round trips
-    assert np.abs(rv.rr_from_matrix(R) - alpha).max() <= 1e-12 * (1 + np.abs(alpha).max())
-    assert np.abs(rv.rr_to_rotvec(alpha) - theta).max() <= 1e-13
-    assert np.allclose(rv.rr_angle(alpha), np.linalg.norm(theta, axis=1), atol=1e-14)
+    assert np.abs(rr.rr_from_matrix(R) - alpha).max() <= 1e-12 * (1 + np.abs(alpha).max())
+    assert np.abs(rr.rr_to_rotvec(alpha) - theta).max() <= 1e-13
+    assert np.allclose(rr.rr_angle(alpha), np.linalg.norm(theta, axis=1), atol=1e-14)
 
 
 def test_compose_order_is_spatial_left_increment():
     a1, a2 = RNG.normal(size=(2, 100, 3))
-    lhs = rv.rr_matrix(rv.rr_compose(a1, a2))
-    assert np.abs(lhs - rv.rr_matrix(a2) @ rv.rr_matrix(a1)).max() <= 1e-14
+    lhs = rr.rr_matrix(rr.rr_compose(a1, a2))
+    assert np.abs(lhs - rr.rr_matrix(a2) @ rr.rr_matrix(a1)).max() <= 1e-14
     # the other order is wrong by O(1): this guards against the order mistake
-    assert np.abs(lhs - rv.rr_matrix(a1) @ rv.rr_matrix(a2)).max() > 0.1
+    assert np.abs(lhs - rr.rr_matrix(a1) @ rr.rr_matrix(a2)).max() > 0.1
     with pytest.raises(ZeroDivisionError):
-        rv.rr_compose([2.0, 0.0, 0.0], [2.0, 0.0, 0.0])
+        rr.rr_compose([2.0, 0.0, 0.0], [2.0, 0.0, 0.0])
 
 
 def test_increment_solves_legendre_equation_and_truncation_is_third_order():
@@ -99,7 +100,7 @@ def test_pendulum_torque_matches_finite_differences_off_identity():
     for c in range(3):
         e = np.zeros(3)
         e[c] = eps
-        fd = -(PEND.potential(rv.rr_compose(alpha, e)) - PEND.potential(rv.rr_compose(alpha, -e))) / (2 * eps)
+        fd = -(PEND.potential(rr.rr_compose(alpha, e)) - PEND.potential(rr.rr_compose(alpha, -e))) / (2 * eps)
         assert np.abs(fd - T[:, c]).max() <= 1e-8
 
 
@@ -132,7 +133,7 @@ def test_map23_satisfies_del_equation_and_equals_map21():
     a0, w0 = initial_conditions()
     h = 0.01
     s23 = rv.run(rv.step_23, PEND, pendulum_state(), h, 300)
-    s21 = rv.run(rv.step_21, PEND, pendulum_state(w0=rv.rr_matrix(a0).T @ w0), h, 300)
+    s21 = rv.run(rv.step_21, PEND, pendulum_state(w0=rr.rr_matrix(a0).T @ w0), h, 300)
     res = max(np.abs(rv.del_residual(PEND, s23[k].x, s23[k - 1].alpha, s23[k].alpha, s23[k + 1].alpha, h)).max()
               for k in range(1, 300))
     assert res <= 1e-12
@@ -142,7 +143,7 @@ def test_map23_satisfies_del_equation_and_equals_map21():
     assert np.abs(res_rows).max() <= 1e-12
     one = rv.del_residual(PEND, s23[11].x, s23[10].alpha, s23[11].alpha, s23[12].alpha, h)[0]
     assert np.allclose(res_rows[10], one, rtol=0, atol=1e-15)
-    dw = max(np.abs(rv.rr_matrix(b.alpha[0]) @ b.w[0] - a.w[0]).max() for a, b in zip(s23, s21, strict=True))
+    dw = max(np.abs(rr.rr_matrix(b.alpha[0]) @ b.w[0] - a.w[0]).max() for a, b in zip(s23, s21, strict=True))
     assert dw <= 1e-10
     # map (25) is not an exact DEL solution: its residual is O(h^2), far above round-off
     s25 = rv.run(rv.step_25, PEND, pendulum_state(), h, 3)
@@ -166,7 +167,7 @@ def test_pendulum_observed_order(name, order):
     errs = []
     for h in hs:
         s = rv.run(rv.STEPS[name], PEND, pendulum_state(), h, round(t_end / h))[-1]
-        dR = rotation_angle(rv.rr_matrix(s.alpha[0]).T @ R_ref[-1])
+        dR = rotation_angle(rr.rr_matrix(s.alpha[0]).T @ R_ref[-1])
         errs.append(dR + np.linalg.norm(s.w[0] - w_ref[-1]))
     slope = np.polyfit(np.log(hs), np.log(errs), 1)[0]
     assert abs(slope - order) <= 0.2
@@ -204,8 +205,8 @@ def test_torus_forces_and_torques_match_finite_differences(torus):
             fd = -(pot(xp, alpha) - pot(xm, alpha)) / (2 * eps)
             assert abs(fd - F[i, c]) <= 1e-5 * np.abs(F).max()
             ap, am = alpha.copy(), alpha.copy()
-            ap[i] = rv.rr_compose(alpha[i], e)  # spatial left perturbation
-            am[i] = rv.rr_compose(alpha[i], -e)
+            ap[i] = rr.rr_compose(alpha[i], e)  # spatial left perturbation
+            am[i] = rr.rr_compose(alpha[i], -e)
             fd = -(pot(x, ap) - pot(x, am)) / (2 * eps)
             assert abs(fd - T[i, c]) <= 1e-5 * np.abs(T).max()
 
@@ -217,8 +218,8 @@ def test_torus_invariances_and_balance(torus):
     assert np.abs(F.sum(axis=0)).max() <= 1e-12 * np.abs(F).sum()
     assert np.abs(T.sum(axis=0)).max() <= 1e-12 * np.abs(T).sum()
     Q = Rotation.from_rotvec(RNG.normal(size=3)).as_matrix()
-    aq = rv.rr_compose(alpha, np.tile(rv.rr_from_rotvec(Rotation.from_matrix(Q).as_rotvec()), (torus.n, 1)))
-    assert np.abs(rv.rr_matrix(aq) - Q @ rv.rr_matrix(alpha)).max() < 1e-12
+    aq = rr.rr_compose(alpha, np.tile(rr.rr_from_rotvec(Rotation.from_matrix(Q).as_rotvec()), (torus.n, 1)))
+    assert np.abs(rr.rr_matrix(aq) - Q @ rr.rr_matrix(alpha)).max() < 1e-12
     U_rot = bt.forces_numpy(torus_nowall, x, aq)[2]  # attitudes only, symmetry (33)
     U_shift = bt.forces_numpy(torus_nowall, x + [0.3, -1.0, 2.0], alpha)[2]
     assert np.abs(U_rot - U).max() <= 1e-10 and np.abs(U_shift - U).max() <= 1e-10
@@ -238,9 +239,8 @@ def test_compiled_kernel_matches_numpy(torus):
 @pytest.mark.parametrize("name", ["23", "25", "27", "27*"])
 def test_compiled_loop_matches_python_maps(name):
     torus = bt.make_torus(bt.TorusParams(n_p=16, x_c=1.6))  # in wall contact quickly
-    s0 = torus.initial_state()
-    s0 = s0._replace(w=0.5 * RNG.normal(size=s0.w.shape))
-    s0 = rv.initial_state(torus, s0.x, s0.v, s0.alpha, s0.w)
+    x0, v0, alpha0, w0 = torus.initial_conditions()
+    s0 = rv.initial_state(torus, x0, v0, alpha0, 0.5 * RNG.normal(size=w0.shape))
     h, n = 2e-3, 120
     ref = rv.run(rv.STEPS[name], torus, s0, h, n)[-1]
     out = bt.simulate_torus(torus, name, h, n * h, stride=n, state0=s0, store_states=True)
@@ -257,9 +257,8 @@ def test_compiled_loop_matches_python_maps(name):
 @pytest.mark.parametrize("name", ["23", "25", "27"])
 def test_torus_free_flight_momenta_conserved(name):
     torus = bt.make_torus(bt.TorusParams(wall=False))
-    s0 = torus.initial_state()
-    s0 = s0._replace(v=s0.v + 0.05 * RNG.normal(size=s0.v.shape), w=0.5 * RNG.normal(size=s0.w.shape),
-                     alpha=0.02 * RNG.normal(size=s0.w.shape))
+    x0, v0, alpha0, w0 = torus.initial_conditions()
+    s0 = (x0, v0 + 0.05 * RNG.normal(size=v0.shape), 0.02 * RNG.normal(size=w0.shape), 0.5 * RNG.normal(size=w0.shape))
     out = bt.simulate_torus(torus, name, 1e-3, 0.5, state0=s0)
     E = out.col("E")
     cols = ["P_x", "P_y", "P_z", "Ls_x", "Ls_y", "Ls_z"]
@@ -303,19 +302,19 @@ def test_batched_maps_agree_with_shared_cayley_functions():
     from mbslib.rotations import cayley_compose, cayley_inv_so3, cayley_so3, hat, rotvec_to_cayley
 
     a1, a2 = RNG.normal(size=(2, 10, 3))
-    S = rv._hat(a1)
+    S = rr._hat(a1)
     for k, (p, q) in enumerate(zip(a1, a2, strict=True)):
         assert np.array_equal(S[k], hat(p))
-        assert np.abs(rv.rr_matrix(p) - cayley_so3(p)).max() <= 1e-15 * 4
+        assert np.abs(rr.rr_matrix(p) - cayley_so3(p)).max() <= 1e-15 * 4
         # paper (5): α1 ⊕ α2 has R(α2) R(α1), i.e. cay(α2) cay(α1): the arguments are swapped
-        assert np.abs(rv.rr_compose(p, q) - cayley_compose(q, p)).max() <= 1e-12 * np.abs(q).max()
-        assert np.abs(rv.rr_matrix(rv.rr_compose(p, q)) - cayley_so3(q) @ cayley_so3(p)).max() <= 1e-14
+        assert np.abs(rr.rr_compose(p, q) - cayley_compose(q, p)).max() <= 1e-12 * np.abs(q).max()
+        assert np.abs(rr.rr_matrix(rr.rr_compose(p, q)) - cayley_so3(q) @ cayley_so3(p)).max() <= 1e-14
         # the unswapped call is a different rotation (guards the documented order)
-        assert np.abs(rv.rr_compose(p, q) - cayley_compose(p, q)).max() > 1e-3
-        assert np.abs(rv.rr_from_matrix(cayley_so3(p)) - cayley_inv_so3(cayley_so3(p))).max() <= 1e-13
+        assert np.abs(rr.rr_compose(p, q) - cayley_compose(p, q)).max() > 1e-3
+        assert np.abs(rr.rr_from_matrix(cayley_so3(p)) - cayley_inv_so3(cayley_so3(p))).max() <= 1e-13
     theta = RNG.normal(size=(10, 3))
     theta *= RNG.uniform(0.0, 3.0, size=(10, 1)) / np.linalg.norm(theta, axis=1)[:, None]
-    batched = rv.rr_from_rotvec(theta)
+    batched = rr.rr_from_rotvec(theta)
     for k, t in enumerate(theta):
         assert np.abs(batched[k] - rotvec_to_cayley(t)).max() <= 1e-13 * (1 + np.abs(batched[k]).max())
 
@@ -356,8 +355,7 @@ def test_torus_initial_state_has_only_translational_energy_and_no_wall_contact()
     first contact at t = gap/v0."""
     for law in ("normalized", "absolute"):
         torus = bt.make_torus(bt.TorusParams(law=law))
-        s0 = torus.initial_state()
-        terms = bt.energy_terms(torus, s0.x, s0.v, s0.alpha, s0.w)
+        terms = bt.energy_terms(torus, *torus.initial_conditions())
         assert terms[0] == 40.0 and np.abs(terms[1:]).max() <= 1e-12
         for gap in (torus.D / 2 + 1e-12, torus.D, 0.4411):
             x = torus.x0 - [torus.x0[:, 0].min() - gap, 0.0, 0.0]
@@ -389,12 +387,12 @@ def test_stiffness_matrix_and_max_frequency():
     connection = np.zeros_like(K)
     for i in range(torus.n):
         r = 3 * torus.n + 3 * i
-        connection[r:r + 3, r:r + 3] = rv._hat(T[i])
+        connection[r:r + 3, r:r + 3] = rr._hat(T[i])
     assert np.abs(K - K.T - connection).max() <= 1e-5 * np.abs(K).max()
     dq = 1e-6 * RNG.normal(size=6 * torus.n)
     dx, dz = dq[: 3 * torus.n].reshape(-1, 3), dq[3 * torus.n:].reshape(-1, 3)
     F0, T0, _, _ = bt.forces_compiled(torus, x, alpha)
-    F1, T1, _, _ = bt.forces_compiled(torus, x + dx, rv.rr_compose(alpha, dz))
+    F1, T1, _, _ = bt.forces_compiled(torus, x + dx, rr.rr_compose(alpha, dz))
     change = np.concatenate([(F1 - F0).ravel(), (T1 - T0).ravel()])
     assert np.abs(change + K @ dq).max() <= 1e-3 * np.abs(K @ dq).max()
     # stiffer contacts give a higher frequency at the same configuration

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from mbslib.formulations.director_triad import initial_state, rotation_from_q
 from mbslib.model import BodyStates, Model
 from mbslib.rotations import vee
 from mbslib.systems import nontwisting_body as nt
@@ -91,7 +92,7 @@ def nontwisting_body(model: Model) -> tuple[nt.NontwistingBody, np.ndarray]:
             model.gravity is not None and np.any(model.gravity.g)):
         raise ValueError("paper 004's director body: one free body without joints, gravity, springs or loads")
     (body,) = model.bodies
-    return nt.make_body(J=body.inertia), nt.initial_state(body.rotation @ body.angular_velocity, body.rotation)
+    return nt.make_body(J=body.inertia), initial_state(body.rotation @ body.angular_velocity, body.rotation)
 
 
 def nontwisting_body_states(model: Model, t, x) -> BodyStates:
@@ -99,7 +100,7 @@ def nontwisting_body_states(model: Model, t, x) -> BodyStates:
     ``R = [d₁ d₂ d₃]``, ``Ω = vee(skew(Rᵀ Ṙ))`` (no projection), the centre moving uniformly."""
     t = np.atleast_1d(np.asarray(t, dtype=float))
     x = np.atleast_2d(x)
-    R, R_dot = nt.rotation_from_q(x[:, :9]), nt.rotation_from_q(x[:, 9:])
+    R, R_dot = rotation_from_q(x[:, :9]), rotation_from_q(x[:, 9:])
     W = np.einsum("tji,tjk->tik", R, R_dot)
     Omega = np.array([vee(0.5 * (w - w.T)) for w in W])
     (body,) = model.bodies

@@ -19,9 +19,21 @@ from __future__ import annotations
 import numpy as np
 
 from mbslib.model import BodyStates, Model
-from mbslib.quaternions import E, G, angular_momentum, from_matrix, mass_matrix_4, minus, plus, rotate_jacobian
+from mbslib.quaternions import (
+    E,
+    G,
+    KineticParts,
+    angular_momentum,
+    from_matrix,
+    mass_matrix_4,
+    minus,
+    plus,
+    quat_dg_kinetic,
+    quat_grad_kinetic,
+    rotate_jacobian,
+)
 from mbslib.rotations import exp_so3
-from mbslib.systems.livens_systems import FreeRigidBody, HeavyTop, KineticParts, quat_dg_kinetic, quat_grad_kinetic
+from mbslib.systems.livens_systems import FreeRigidBody, HeavyTop
 from mbslib.systems.rigid_bodies import principal_frame
 
 

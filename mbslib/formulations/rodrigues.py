@@ -16,6 +16,7 @@ import numpy as np
 
 from mbslib.integrators import rodrigues_vi as rr
 from mbslib.model import BodyStates, Model
+from mbslib.rodrigues import rr_from_matrix, rr_matrix
 
 
 class RodriguesSystem:
@@ -46,7 +47,7 @@ class RodriguesSystem:
 
     def force_torque(self, x, alpha):
         """Forces ``−∂U/∂x`` and spatial torques on every body, shape (n, 3) each."""
-        R = rr.rr_matrix(alpha)
+        R = rr_matrix(alpha)
         force, torque = self.m[:, None] * self.g, np.zeros_like(x)
         for spring in self.model.springs:
             arms, points = [], []
@@ -65,14 +66,14 @@ class RodriguesSystem:
 
     def initial_state(self) -> rr.RRState:
         b = self.model.bodies
-        attitudes = [rr.rr_from_matrix(x.rotation) for x in b]
+        attitudes = [rr_from_matrix(x.rotation) for x in b]
         spatial = [x.rotation @ x.angular_velocity for x in b]
         return rr.initial_state(self, [x.position for x in b], [x.velocity for x in b], attitudes, spatial)
 
     def body_states(self, t, states) -> BodyStates:
         """Body poses and velocities of a list of :class:`~mbslib.integrators.rodrigues_vi.RRState`
         of the spatial-velocity maps (23), (25), (27)."""
-        R = np.array([rr.rr_matrix(s.alpha) for s in states])
+        R = np.array([rr_matrix(s.alpha) for s in states])
         spatial = np.array([s.w for s in states])
         return BodyStates(np.asarray(t, dtype=float), np.array([s.x for s in states]), R,
                           np.array([s.v for s in states]), np.einsum("tnji,tnj->tni", R, spatial))
@@ -107,18 +108,18 @@ class PivotedRodriguesSystem:
 
     def force_torque(self, x, alpha):
         """No force on the (frozen) centre, and the spatial torque ``(R a) × m g`` about the pivot."""
-        arm = rr.rr_matrix(alpha) @ self.arm
+        arm = rr_matrix(alpha) @ self.arm
         return np.zeros_like(x), np.cross(arm, self.m[:, None] * self.g)
 
     def initial_state(self) -> rr.RRState:
         body = self.model.bodies[0]
-        return rr.initial_state(self, np.zeros((1, 3)), np.zeros((1, 3)), [rr.rr_from_matrix(body.rotation)],
+        return rr.initial_state(self, np.zeros((1, 3)), np.zeros((1, 3)), [rr_from_matrix(body.rotation)],
                                 [body.rotation @ body.angular_velocity])
 
     def body_states(self, t, states) -> BodyStates:
         """Body poses and velocities of a list of :class:`~mbslib.integrators.rodrigues_vi.RRState`
         of the spatial-velocity maps: the centre at ``c + R a`` moving with ``ω × R a``."""
-        R = np.array([rr.rr_matrix(s.alpha) for s in states])
+        R = np.array([rr_matrix(s.alpha) for s in states])
         spatial = np.array([s.w for s in states])
         arm = np.einsum("tnij,j->tni", R, self.arm)
         return BodyStates(np.asarray(t, dtype=float), self.joint.point_a + arm, R, np.cross(spatial, arm),

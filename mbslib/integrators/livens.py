@@ -39,8 +39,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from mbslib.newton import NewtonError, NewtonReport, newton_solve
-from mbslib.quaternions import G, Ql, Qr, exp_s3_with_jacobian, minus
-from mbslib.systems.livens_systems import KineticParts
+from mbslib.quaternions import G, KineticParts, Ql, Qr, exp_s3_with_jacobian, minus
 from mbslib.validation import positive
 
 # ---------------------------------------------------------------------------------------------

@@ -30,19 +30,15 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from mbslib.newton import NewtonReport, newton_solve
-from mbslib.systems.nontwisting_body import (
+from mbslib.formulations.director_triad import (
     constraint,
     constraint_hessian,
     constraint_jacobian,
-    director_forces,
-    director_forces_jacobian,
-    director_momenta,
-    kinetic_energy,
     material_angular_momentum,
     spatial_angular_momentum,
     twist_matrix,
 )
+from mbslib.newton import NewtonReport, newton_solve
 from mbslib.validation import positive
 
 #: Relative Newton tolerance of the paper (Sect. 6) and the absolute round-off floor.
@@ -56,12 +52,10 @@ LOAD_RULES = ("midpoint", "endpoint")
 @runtime_checkable
 class DirectorTriad(Protocol):
     """A rigid body turning about its centre of mass as three directors ``q = (d1, d2, d3)``
-    (shape (9,)) under the follower moment of paper 004, as the EM and DLA schemes use it.
+    (shape (9,)) under applied director forces, as the EM and DLA schemes use it.
 
-    The load is not a method: the schemes evaluate ``Q(q, t)`` and ``∂Q/∂q`` (eqs. 68, 84) with
-    :func:`~mbslib.systems.nontwisting_body.director_forces` and
-    :func:`~mbslib.systems.nontwisting_body.director_forces_jacobian`, which read the moment
-    ``m = −s f(t)(α d1 + β d2)`` (eqs. 115, 116, 118) from the members below.
+    The triad's kinematics (the constraints ``h``, the twist matrix ``B``, angular momenta) do
+    not depend on the body: :mod:`mbslib.formulations.director_triad`. What does is below.
 
     Attributes
     ----------
@@ -70,24 +64,28 @@ class DirectorTriad(Protocol):
     a : float
         Weight of the nonholonomic constraint G(q)ᵀ = B q (eq. 80), in [0, 1].
     loaded : bool
-        Whether the moment is nonzero (the schemes skip Q otherwise).
-    alpha : float
-        Amplitude α of the moment along d1, N m (eqs. 115, 118).
-    beta : float
-        Amplitude β of the moment along d2, N m.
-    load_scale : float
-        The factor s of the moment.
-    duration : float
-        Duration T of the triangular time function f (eq. 116), s.
+        Whether the body is loaded (the schemes skip the forces otherwise).
     """
 
     M: np.ndarray
     a: float
     loaded: bool
-    alpha: float
-    beta: float
-    load_scale: float
-    duration: float
+
+    def director_forces(self, q: np.ndarray, t: float) -> np.ndarray:
+        """Generalized director forces ``Q(q, t)``, shape (9,) (eqs. 68, 84)."""
+        ...
+
+    def director_forces_jacobian(self, q: np.ndarray, t: float) -> np.ndarray:
+        """``∂Q/∂q``, shape (9, 9)."""
+        ...
+
+    def director_momenta(self, qdot: np.ndarray) -> np.ndarray:
+        """``p = M q̇``, shape (..., 9) (eq. 65), for :func:`invariants`."""
+        ...
+
+    def kinetic_energy(self, qdot: np.ndarray) -> np.ndarray:
+        """``K = ½ q̇·M q̇``, shape (...), for :func:`invariants`."""
+        ...
 
 
 def _check(h: float, load_rule: str) -> None:
@@ -109,8 +107,8 @@ def _em_load(body: DirectorTriad, q_n, q_n1, t, h, load_rule):
     if not body.loaded:
         return 0.0
     if load_rule == "midpoint":
-        return director_forces(body, 0.5 * (q_n + q_n1), t + 0.5 * h)
-    return 0.5 * (director_forces(body, q_n, t) + director_forces(body, q_n1, t + h))
+        return body.director_forces(0.5 * (q_n + q_n1), t + 0.5 * h)
+    return 0.5 * (body.director_forces(q_n, t) + body.director_forces(q_n1, t + h))
 
 
 def _em_load_jacobian(body: DirectorTriad, q_n, q_n1, t, h, load_rule):
@@ -118,8 +116,8 @@ def _em_load_jacobian(body: DirectorTriad, q_n, q_n1, t, h, load_rule):
     if not body.loaded:
         return 0.0
     if load_rule == "midpoint":
-        return 0.5 * director_forces_jacobian(body, 0.5 * (q_n + q_n1), t + 0.5 * h)
-    return 0.5 * director_forces_jacobian(body, q_n1, t + h)
+        return 0.5 * body.director_forces_jacobian(0.5 * (q_n + q_n1), t + 0.5 * h)
+    return 0.5 * body.director_forces_jacobian(q_n1, t + h)
 
 
 # --- energy–momentum schemes (Sect. 5.1, 5.2) ----------------------------------------------
@@ -253,7 +251,7 @@ def residual_dla(body: DirectorTriad, x_n, z, h, t=0.0):
     q_n, p_n = x_n[:9], x_n[9:]
     q_n1, lam, mu = z[:9], z[9:15], z[15]
     B = twist_matrix(body.a)
-    Q = director_forces(body, q_n, t) if body.loaded else 0.0
+    Q = body.director_forces(q_n, t) if body.loaded else 0.0
     c = 0.5 * h * h
     R1 = body.M @ (q_n1 - q_n) - h * p_n - c * Q + c * (constraint_jacobian(q_n).T @ lam + mu * (B @ q_n))
     R3 = (B @ (0.5 * (q_n + q_n1))) @ (q_n1 - q_n)
@@ -309,7 +307,7 @@ def step_dla(body: DirectorTriad, x_n, h, t=0.0):
     q_n1 = z[:9]
     p_star = body.M @ (q_n1 - q_n) / h
     if body.loaded:
-        p_star = p_star + 0.5 * h * director_forces(body, q_n1, t + h)
+        p_star = p_star + 0.5 * h * body.director_forces(q_n1, t + h)
     return np.concatenate([q_n1, project_momentum(body, q_n1, p_star)]), report
 
 
@@ -341,16 +339,16 @@ def invariants(body: DirectorTriad, x, *, scheme="em", h=None) -> dict:
     q = x[:, :9]
     if scheme == "em":
         v = x[:, 9:]
-        p = director_momenta(body, v)
+        p = body.director_momenta(v)
     elif scheme == "dla":
         p = x[:, 9:]
         v = np.linalg.solve(body.M, p.T).T
         positive(h=h)
     else:
         raise ValueError(f"scheme must be 'em' or 'dla', got {scheme!r}")
-    K = kinetic_energy(body, v)
+    K = body.kinetic_energy(v)
     H = 0.5 * np.sum(p * v, axis=1)
-    E = K if scheme == "em" else kinetic_energy(body, np.diff(q, axis=0) / h)
+    E = K if scheme == "em" else body.kinetic_energy(np.diff(q, axis=0) / h)
     return dict(q=q, v=v, p=p, pi=spatial_angular_momentum(q, p), Pi=material_angular_momentum(q, p), K=K, H=H, E=E)
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mbslib.integrators.rodrigues_vi import rr_matrix
 from mbslib.model import Gravity, Joint, Model, RigidBody
+from mbslib.rodrigues import rr_matrix
 from mbslib.systems.pendulum3d import initial_conditions
 from mbslib.systems.rigid_bodies import free_body
 from mbslib.validation import positive

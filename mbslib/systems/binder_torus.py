@@ -31,7 +31,7 @@ import numba
 import numpy as np
 from scipy.sparse.linalg import eigsh
 
-from mbslib.integrators.rodrigues_vi import RRState, rr_angle, rr_compose, rr_matrix
+from mbslib.rodrigues import rr_angle, rr_compose, rr_matrix
 from mbslib.validation import nonnegative, positive, vector
 
 LAWS = {"normalized": 0, "absolute": 1}
@@ -162,12 +162,15 @@ class BinderTorus:
         F, T, _, _ = forces_numpy(self, x, alpha)
         return F, T
 
-    def initial_state(self) -> RRState:
-        """Paper Sect. 4.1: reference positions, ``v = (-v0, 0, 0)``, ``R = I``, ``Ω = 0``."""
+    def initial_conditions(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Paper Sect. 4.1: reference positions, ``v = (-v0, 0, 0)``, ``R = I``, ``Ω = 0``.
+
+        Returns ``(x, v, alpha, w)``, each of shape (n, 3); the state of the maps is
+        :func:`mbslib.integrators.rodrigues_vi.initial_state` of the torus and these arrays.
+        """
         n = self.n
         v = np.tile([-self.params.v0, 0.0, 0.0], (n, 1))
-        F, T = self.force_torque(self.x0, np.zeros((n, 3)))
-        return RRState(self.x0.copy(), v, np.zeros((n, 3)), np.zeros((n, 3)), F, T)
+        return self.x0.copy(), v, np.zeros((n, 3)), np.zeros((n, 3))
 
 
 def make_torus(params: TorusParams = TorusParams()) -> BinderTorus:
@@ -607,7 +610,7 @@ class TorusRun(NamedTuple):
 
 
 def simulate_torus(torus: BinderTorus, scheme: str, h: float, t_end: float, *, stride: int = 1,
-                   state0: RRState | None = None, store_states: bool = False,
+                   state0=None, store_states: bool = False,
                    E_ref: float | None = None, blowup: float = 10.0) -> TorusRun:
     """Integrate the torus with map ``scheme`` ("23", "25", "27", "27*") in one compiled loop.
 
@@ -617,8 +620,9 @@ def simulate_torus(torus: BinderTorus, scheme: str, h: float, t_end: float, *, s
         Step size and horizon (``t_end/h`` is rounded to whole steps).
     stride : int
         Record every ``stride`` steps.
-    state0 : RRState
-        Initial state (default: :meth:`BinderTorus.initial_state`).
+    state0 : sequence of arrays, shape (n, 3)
+        Initial ``(x, v, alpha, w)``, or a state of :mod:`mbslib.integrators.rodrigues_vi` (its
+        first four fields); default :meth:`BinderTorus.initial_conditions`.
     store_states : bool
         Also record the full states at the record times.
     E_ref : float
@@ -632,8 +636,8 @@ def simulate_torus(torus: BinderTorus, scheme: str, h: float, t_end: float, *, s
     if int(stride) != stride or stride < 1:
         raise ValueError(f"stride must be a positive integer, got {stride!r}")
     n_steps = int(round(t_end / h))
-    s = torus.initial_state() if state0 is None else state0
-    x, v, alpha, w = (np.array(a, dtype=float, order="C") for a in (s.x, s.v, s.alpha, s.w))
+    start_state = torus.initial_conditions() if state0 is None else tuple(state0)[:4]
+    x, v, alpha, w = (np.array(a, dtype=float, order="C") for a in start_state)
     if E_ref is None:
         E_ref = energy_terms(torus, x, v, alpha, w).sum()
     n_rec = n_steps // stride + 1

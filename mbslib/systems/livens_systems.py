@@ -26,90 +26,37 @@ Interface used by :mod:`mbslib.integrators.livens` (all arrays float64):
 ``quaternion_slices``
     Slices of ``q`` that are unit quaternions (for the antipodal-branch guard).
 
-Helper functions for one quaternion rigid body (:func:`quat_grad_kinetic`,
-:func:`quat_dg_kinetic`) are reused by the multibody loop. The quaternion matrices ``a⁺, b⁻`` (34)
-and ``∂(R(q)X)/∂q`` (137) are :func:`mbslib.quaternions.plus`, :func:`~mbslib.quaternions.minus`
-and :func:`~mbslib.quaternions.rotate_jacobian`; the Gonzalez discrete gradient and its Jacobian
-are :func:`mbslib.discrete_gradients.dg_gonzalez` and
+The kinetic-energy derivatives of one quaternion rigid body,
+:func:`mbslib.quaternions.quat_grad_kinetic` and :func:`~mbslib.quaternions.quat_dg_kinetic`
+(returning :class:`~mbslib.quaternions.KineticParts`), are summed by the multibody loop. The
+quaternion matrices ``a⁺, b⁻`` (34) and ``∂(R(q)X)/∂q`` (137) are :func:`mbslib.quaternions.plus`,
+:func:`~mbslib.quaternions.minus` and :func:`~mbslib.quaternions.rotate_jacobian`; the Gonzalez
+discrete gradient and its Jacobian are :func:`mbslib.discrete_gradients.dg_gonzalez` and
 :func:`~mbslib.discrete_gradients.dg_gonzalez_jacobian`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 import numpy as np
 
 from mbslib.discrete_gradients import dg_gonzalez, dg_gonzalez_jacobian
 from mbslib.loads import triangular_pulse
-from mbslib.quaternions import E, G, angular_momentum, mass_matrix_4, minus, plus, rotate_jacobian
+from mbslib.quaternions import (
+    E,
+    G,
+    KineticParts,
+    angular_momentum,
+    mass_matrix_4,
+    minus,
+    plus,
+    quat_dg_kinetic,
+    quat_grad_kinetic,
+    rotate_jacobian,
+)
 from mbslib.systems.heavy_top import Cone, steady_precession_spin
 from mbslib.validation import in_range, positive, unit_quaternion, vector
-
-
-class KineticParts(NamedTuple):
-    """Partial derivatives of the kinetic energy (continuous or discrete) and their Jacobians.
-
-    ``Tq, Tv`` have shape (n,); ``Tq_q, Tq_v, Tv_q, Tv_v`` shape (n, n). For the discrete
-    version the derivatives are with respect to the end values ``q^{n+1}, v^{n+1}``.
-    """
-
-    Tq: np.ndarray
-    Tv: np.ndarray
-    Tq_q: np.ndarray
-    Tq_v: np.ndarray
-    Tv_q: np.ndarray
-    Tv_v: np.ndarray
-
-
-# ---------------------------------------------------------------------------------------------
-# quaternion building blocks
-# ---------------------------------------------------------------------------------------------
-
-
-def quat_grad_kinetic(J, q, v) -> KineticParts:
-    """Continuous ``∂_qT, ∂_vT`` of ``T = ½ Ω·JΩ``, ``Ω = 2G(q)v`` (48a,b), with Jacobians.
-
-    ``∂_qT = -2 G(v)ᵀ J Ω`` and ``∂_vT = 2 G(q)ᵀ J Ω = M̃4(q) v``. ``J`` holds the 3 principal
-    inertias. Shapes (4,) and (4, 4).
-    """
-    Gq, Gv = G(q), G(v)
-    JGq, JGv = J[:, None] * Gq, J[:, None] * Gv
-    y = J * (2.0 * Gq @ v)  # J Ω
-    return KineticParts(
-        Tq=-2.0 * Gv.T @ y,
-        Tv=2.0 * Gq.T @ y,
-        Tq_q=4.0 * Gv.T @ JGv,
-        Tq_v=-2.0 * minus(y) - 4.0 * Gv.T @ JGq,
-        Tv_q=2.0 * minus(y) - 4.0 * Gq.T @ JGv,
-        Tv_v=4.0 * Gq.T @ JGq,
-    )
-
-
-def quat_dg_kinetic(J, q0, q1, v0, v1) -> KineticParts:
-    """G-equivariant discrete derivatives of the quaternion kinetic energy (87)–(88).
-
-    With the bilinear invariant ``Ω^k = 2G(q^k)v^k`` and ``Ω^{n+1/2} = ½(Ω^n + Ω^{n+1})``:
-    ``∂̄_qT = -2 G(v^{n+1/2})ᵀ J Ω^{n+1/2}`` and ``∂̄_vT = 2 G(q^{n+1/2})ᵀ J Ω^{n+1/2}``
-    (exact discrete gradient because ``T̃(Ω) = ½ Ω·JΩ`` is quadratic). Jacobians are with
-    respect to ``q1, v1``.
-    """
-    qm, vm = 0.5 * (q0 + q1), 0.5 * (v0 + v1)
-    G1q, G1v = G(q1), G(v1)
-    Om = G(q0) @ v0 + G1q @ v1  # ½(Ω^n + Ω^{n+1})
-    y = J * Om
-    Gqm, Gvm = G(qm), G(vm)
-    # dΩm/dq1 = -G(v1), dΩm/dv1 = G(q1)
-    JdOq, JdOv = -J[:, None] * G1v, J[:, None] * G1q
-    return KineticParts(
-        Tq=-2.0 * Gvm.T @ y,
-        Tv=2.0 * Gqm.T @ y,
-        Tq_q=-2.0 * Gvm.T @ JdOq,
-        Tq_v=-minus(y) - 2.0 * Gvm.T @ JdOv,
-        Tv_q=minus(y) + 2.0 * Gqm.T @ JdOq,
-        Tv_v=2.0 * Gqm.T @ JdOv,
-    )
 
 
 def _unit_constraint_parts(q):

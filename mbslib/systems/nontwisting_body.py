@@ -18,6 +18,12 @@ Conventions:
   the triangular time function ``f`` of eq. (116), stretched to a duration ``T``; its
   director forces are ``f_i = ½ m × d_i`` (eq. 68).
 
+The kinematics of the triad, independent of the body (splitting ``q``, the maps to and from
+``Λ``, rigid velocities, the constraints ``h`` and ``g``, angular momenta), are
+:mod:`mbslib.formulations.director_triad`; the record :class:`NontwistingBody` adds what depends
+on the body's inertia and load: the mass matrix, the director forces and their Jacobian, the
+momenta and the kinetic energy, as its methods.
+
 The exact reduced dynamics used as reference (derived from eqs. 77–79) is
 ``J⊥ Ẇ⊥ = M⊥(t)``, ``Λ̇ = Λ Ŵ`` with ``W = (W1, W2, 0)``: the material angular momentum
 evolves independently of the rotation.
@@ -32,9 +38,9 @@ from functools import lru_cache
 import numpy as np
 from scipy.integrate import solve_ivp
 
+from mbslib.formulations.director_triad import directors
 from mbslib.loads import triangular_pulse
 from mbslib.rotations import exp_so3, hat
-from mbslib.systems.directors import QuadraticConstraints, orthonormality_values
 from mbslib.validation import in_range, inertia, positive, vector
 
 #: Convected inertia of the paper's numerical examples, kg m² (eq. 111).
@@ -116,6 +122,52 @@ class NontwistingBody:
     def loaded(self) -> bool:
         return self.load_scale * (abs(self.alpha) + abs(self.beta)) > 0.0
 
+    # --- load (eqs. 68, 84, 115, 116, 118) and momenta (eq. 65) ---------------------------------
+
+    def _load_factor(self, t: float) -> float:
+        """s f(t) for a scalar time (eq. 116 stretched to the duration T)."""
+        return self.load_scale * ramp(t, self.duration)
+
+    def material_load(self, t) -> np.ndarray:
+        """Body-frame moment M⊥(t) = −s f(t) (α, β, 0), shape (3,)."""
+        return -self._load_factor(float(t)) * np.array([self.alpha, self.beta, 0.0])
+
+    def load_moment(self, q, t) -> np.ndarray:
+        """Spatial follower moment m = −s f(t)(α d1 + β d2), shape (3,) (eqs. 115, 118)."""
+        d1, d2, _ = directors(q)
+        return -self._load_factor(float(t)) * (self.alpha * d1 + self.beta * d2)
+
+    def director_forces(self, q, t) -> np.ndarray:
+        """Generalized director forces Q = (½ m × d1, ½ m × d2, ½ m × d3), shape (9,) (eqs. 68, 84)."""
+        m = self.load_moment(q, t)
+        D = np.asarray(q, dtype=float).reshape(3, 3)  # rows d_i
+        return 0.5 * (D @ hat(m).T).ravel()  # row i: m × d_i
+
+    def director_forces_jacobian(self, q, t) -> np.ndarray:
+        """∂Q/∂q, shape (9, 9): ∂f_i/∂d_j = ½(−[d_i]× ∂m/∂d_j + δ_ij [m]×), ∂m/∂d1 = −sfα I,
+        ∂m/∂d2 = −sfβ I."""
+        f = self._load_factor(float(t))
+        m = self.load_moment(q, t)
+        dm = (-f * self.alpha, -f * self.beta)
+        K = np.zeros((9, 9))
+        for i, d in enumerate(directors(q)):
+            H = hat(d)
+            K[3 * i : 3 * i + 3, 0:3] = -0.5 * dm[0] * H
+            K[3 * i : 3 * i + 3, 3:6] = -0.5 * dm[1] * H
+        M = 0.5 * hat(m)
+        for i in range(3):
+            K[3 * i : 3 * i + 3, 3 * i : 3 * i + 3] += M
+        return K
+
+    def director_momenta(self, qdot) -> np.ndarray:
+        """p = M q̇ = (π¹, π², π³), shape (..., 9) (eq. 65)."""
+        return np.asarray(qdot) @ self.M.T
+
+    def kinetic_energy(self, qdot) -> np.ndarray:
+        """K = ½ q̇ · M q̇, shape (...)."""
+        qdot = np.asarray(qdot)
+        return 0.5 * np.sum(qdot * (qdot @ self.M.T), axis=-1)
+
 
 def make_body(J=J_PAPER, alpha=0.0, beta=0.0, load_scale=1.0, duration=1.0, a=0.5) -> NontwistingBody:
     """Validated :class:`NontwistingBody` (the paper's inertia by default).
@@ -144,84 +196,7 @@ def inertia_from_euler(E) -> np.ndarray:
     return np.trace(E) * I3 - E
 
 
-# --- configuration helpers -------------------------------------------------------------------
-
-
-def directors(q) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Split ``q`` (..., 9) into (d1, d2, d3), each (..., 3)."""
-    q = np.asarray(q)
-    return q[..., 0:3], q[..., 3:6], q[..., 6:9]
-
-
-def q_from_rotation(R) -> np.ndarray:
-    """Directors of Λ (columns d_i = Λ E_i) stacked as q, shape (9,) or (N, 9) for (N, 3, 3)."""
-    R = np.asarray(R, dtype=float)
-    return np.swapaxes(R, -1, -2).reshape(R.shape[:-2] + (9,))
-
-
-def rotation_from_q(q) -> np.ndarray:
-    """Λ = d_i ⊗ E_i = [d1 d2 d3], shape (3, 3) or (N, 3, 3)."""
-    q = np.asarray(q, dtype=float)
-    return np.swapaxes(q.reshape(q.shape[:-1] + (3, 3)), -1, -2)
-
-
-def rigid_velocity(omega, q) -> np.ndarray:
-    """Director velocities ḋ_i = ω × d_i of a rigid rotation, shape (9,) (eq. 57 / ICs 67)."""
-    d1, d2, d3 = directors(q)
-    return np.concatenate([np.cross(omega, d1), np.cross(omega, d2), np.cross(omega, d3)])
-
-
-def initial_state(omega0, R0=None) -> np.ndarray:
-    """EM state x0 = (q0, q̇0) for Λ(0) = R0 (identity by default) and spatial ω(0), shape (18,)."""
-    omega0 = vector("omega0", omega0, (3,))
-    q0 = q_from_rotation(I3 if R0 is None else np.asarray(R0, dtype=float))
-    return np.concatenate([q0, rigid_velocity(omega0, q0)])
-
-
-# --- constraints (eqs. 63 with the unit lengths added, and 80) -------------------------------
-
-#: The six orthonormality constraints in the order of eq. (63) completed with the unit lengths,
-#: ``(11, 22, 33, 23, 13, 12)``, built by
-#: :func:`mbslib.systems.directors.orthonormality_constraints` for the triad stored from index 0
-#: (no centre-of-mass block).
-ORTHONORMALITY_PAIRS = ((1, 1), (2, 2), (3, 3), (2, 3), (1, 3), (1, 2))
-ORTHONORMALITY = QuadraticConstraints.orthonormality(dim=3, pairs=ORTHONORMALITY_PAIRS, offset=0)
-
-
-def constraint(q) -> np.ndarray:
-    """Orthonormality constraints h(q), shape (6,) (eq. 63 completed with the unit lengths).
-
-    ``h = (½(d1·d1−1), ½(d2·d2−1), ½(d3·d3−1), d2·d3, d1·d3, d1·d2)``.
-    """
-    return orthonormality_values(q, 3, ORTHONORMALITY_PAIRS)
-
-
-def constraint_jacobian(q) -> np.ndarray:
-    """H(q) = ∂h/∂q, shape (6, 9)."""
-    return ORTHONORMALITY.G(q)
-
-
-def constraint_hessian(lam) -> np.ndarray:
-    """C(λ) = ∇²(λ·h), the constant symmetric 9×9 block matrix (diag λ1..3, off-diag λ4..6)."""
-    return ORTHONORMALITY.hessian_sum(np.asarray(lam, dtype=float))
-
-
-@lru_cache(maxsize=16)
-def twist_matrix(a: float) -> np.ndarray:
-    """B with G(q)ᵀ = B q, i.e. G(q) = [(1−a) d2ᵀ | −a d1ᵀ | 0] (eq. 80), shape (9, 9); read-only."""
-    B = np.zeros((9, 9))
-    B[0:3, 3:6] = (1.0 - a) * I3
-    B[3:6, 0:3] = -a * I3
-    B.flags.writeable = False
-    return B
-
-
-def twist_rate(q, qdot, a: float = 0.5) -> float:
-    """Nonholonomic constraint g = G(q) q̇ = (1−a) ḋ1·d2 − a ḋ2·d1 (eq. 80)."""
-    return float((twist_matrix(a) @ q) @ qdot)
-
-
-# --- load (eqs. 68, 84, 115, 116, 118) --------------------------------------------------------
+# --- time function of the load (eq. 116) -----------------------------------------------------
 
 
 def ramp(t, duration: float = 1.0):
@@ -245,77 +220,6 @@ def ramp_double_integral(t, duration: float = 1.0):
     falling = 1.0 / 12.0 + s**2 - s**3 / 3.0 - 0.5 * s
     after = 0.25 + 0.5 * (s - 1.0)
     return duration**2 * np.where(s < 0.5, rising, np.where(s < 1.0, falling, after))
-
-
-def _load_factor(body: NontwistingBody, t: float) -> float:
-    """s f(t) for a scalar time (eq. 116 stretched to the duration T)."""
-    return body.load_scale * ramp(t, body.duration)
-
-
-def material_load(body: NontwistingBody, t) -> np.ndarray:
-    """Body-frame moment M⊥(t) = −s f(t) (α, β, 0), shape (3,)."""
-    return -_load_factor(body, float(t)) * np.array([body.alpha, body.beta, 0.0])
-
-
-def load_moment(body: NontwistingBody, q, t) -> np.ndarray:
-    """Spatial follower moment m = −s f(t)(α d1 + β d2), shape (3,) (eqs. 115, 118)."""
-    d1, d2, _ = directors(q)
-    return -_load_factor(body, float(t)) * (body.alpha * d1 + body.beta * d2)
-
-
-def director_forces(body: NontwistingBody, q, t) -> np.ndarray:
-    """Generalized director forces Q = (½ m × d1, ½ m × d2, ½ m × d3), shape (9,) (eqs. 68, 84)."""
-    m = load_moment(body, q, t)
-    D = np.asarray(q, dtype=float).reshape(3, 3)  # rows d_i
-    return 0.5 * (D @ hat(m).T).ravel()  # row i: m × d_i
-
-
-def director_forces_jacobian(body: NontwistingBody, q, t) -> np.ndarray:
-    """∂Q/∂q, shape (9, 9): ∂f_i/∂d_j = ½(−[d_i]× ∂m/∂d_j + δ_ij [m]×), ∂m/∂d1 = −sfα I, ∂m/∂d2 = −sfβ I."""
-    f = _load_factor(body, float(t))
-    m = load_moment(body, q, t)
-    dm = (-f * body.alpha, -f * body.beta)
-    K = np.zeros((9, 9))
-    for i, d in enumerate(directors(q)):
-        H = hat(d)
-        K[3 * i : 3 * i + 3, 0:3] = -0.5 * dm[0] * H
-        K[3 * i : 3 * i + 3, 3:6] = -0.5 * dm[1] * H
-    M = 0.5 * hat(m)
-    for i in range(3):
-        K[3 * i : 3 * i + 3, 3 * i : 3 * i + 3] += M
-    return K
-
-
-# --- invariants and post-processing (eqs. 65, 109) ---------------------------------------------
-
-
-def director_momenta(body: NontwistingBody, qdot) -> np.ndarray:
-    """p = M q̇ = (π¹, π², π³), shape (..., 9) (eq. 65)."""
-    return np.asarray(qdot) @ body.M.T
-
-
-def spatial_angular_momentum(q, p) -> np.ndarray:
-    """π = Σ_i d_i × π^i, shape (..., 3)."""
-    d, P = np.asarray(q), np.asarray(p)
-    return sum(np.cross(d[..., 3 * i : 3 * i + 3], P[..., 3 * i : 3 * i + 3]) for i in range(3))
-
-
-def material_angular_momentum(q, p) -> np.ndarray:
-    """Π^k = d_k · π, shape (..., 3) (eq. 109: Π¹ = d3·π² − d2·π³, ...)."""
-    q = np.asarray(q)
-    pi = spatial_angular_momentum(q, p)
-    return np.stack([np.sum(q[..., 3 * k : 3 * k + 3] * pi, axis=-1) for k in range(3)], axis=-1)
-
-
-def kinetic_energy(body: NontwistingBody, qdot) -> np.ndarray:
-    """K = ½ q̇ · M q̇, shape (...)."""
-    qdot = np.asarray(qdot)
-    return 0.5 * np.sum(qdot * (qdot @ body.M.T), axis=-1)
-
-
-def angular_velocity(q, qdot) -> np.ndarray:
-    """w = ½ Σ_i d_i × ḋ_i (exact for a rigid velocity field), shape (..., 3)."""
-    return 0.5 * spatial_angular_momentum(q, qdot)
 
 
 # --- exact reduced solutions (J⊥ Ẇ⊥ = M⊥(t), Λ̇ = Λ Ŵ) -----------------------------------------

@@ -4,7 +4,7 @@ One rigid body with a fixed pivot at the origin: the configuration is the attitu
 (``x ≡ v ≡ 0``). The potential is paper eq. (39), ``U(R) = -m g e3·R rho0``, so the potential is
 lowest at ``R rho0 = +e3`` (e3 points *down*, as in Lee, Leok & McClamroch). The spatial torque
 ``R M = m g (R rho0) × e3`` is eq. (40) repaired (the print is garbled). The system follows the interface of
-:mod:`mbslib.integrators.rodrigues_vi` (``m``, ``J``, ``force_torque``).
+:class:`mbslib.integrators.rodrigues_vi.SphericalBodies` (``m``, ``J``, ``force_torque``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from mbslib.integrators.rodrigues_vi import rr_angle, rr_matrix
+from mbslib.rodrigues import rr_angle, rr_matrix
 from mbslib.validation import positive, vector
 
 E3 = np.array([0.0, 0.0, 1.0])
