@@ -1,4 +1,4 @@
-"""The compiled model kernels of chapter 002 (mbslib.systems.compiled_model and its families).
+"""The compiled model kernels of chapter 002 (mbslib.formulations.compiled and its families).
 
 Every model of the chapter and every formulation: the kernels give the same mass matrix, forces,
 constraints and output point as the evaluation functions by model code (written independently),
@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 
 from mbslib import kernels as K
+from mbslib.formulations import rotation_parameters as rp
+from mbslib.formulations.compiled import ModelKind, vector_tangent, vector_tangent_inv, vector_uac, workspace
 from mbslib.integrators import generalized_alpha as ga
 from mbslib.systems import lie_group_mbs as L
-from mbslib.systems import rotation_parameters as rp
-from mbslib.systems.compiled_model import ModelKind, vector_tangent, vector_uac, workspace
 from mbslib.systems.puma560 import Puma560
 from mbslib.systems.slider_crank import SliderCrank
 
@@ -210,7 +210,7 @@ def test_a_new_model_family_needs_no_edit_of_the_integrator(monkeypatch):
     """A damped oscillator registered under a new code runs through generalized-α (second order,
     the paper's settings) against its closed-form solution."""
     oscillator = ModelKind("oscillator", (_oscillator_dynamics, _no_constraints, _state_record, vector_uac,
-                                          vector_tangent),
+                                          vector_tangent, vector_tangent_inv),
                            n=lambda P, form: 1, n_constraints=lambda P, form: 0, n_pages=lambda P, form: 1,
                            n_record=lambda P, form: 2, check=lambda P, form: np.asarray(P, dtype=float))
     monkeypatch.setitem(L.REGISTRY, 99, (oscillator, rp.VECTOR))
