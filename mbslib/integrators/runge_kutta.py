@@ -103,7 +103,11 @@ def _step(model, form, P, lie, q, v, t, h, A, b, b_hat, c, Minv, work, M, g, K, 
             dq[k] = dk
             vi[k] = v[k] + ek  # line 8
         model[3](form, P, q, dq, qi)  # line 7: UAC/LGT map of the stage's local coordinates
-        model[5](form, P, dq, vi, w)  # line 10: T_exp⁻¹(Δq) v, eq. (25)
+        if lie:
+            model[5](form, P, dq, vi, w)  # line 10: T_exp⁻¹(Δq) v, eq. (25)
+        else:  # classical: T_exp = I, the slope of q is v (Algorithm 2)
+            for k in range(n):
+                w[k] = vi[k]
         model[0](form, P, qi, vi, t + c[i] * h, False, work, M, g, K, C)  # M and g at the stage
         if not lie:  # Algorithm 2, line 10: a solve with M̂(q_i) at every stage
             if lu_factor(M, piv):
