@@ -87,10 +87,11 @@ _V, _M2, _I8, _F8, _B1 = types.float64[::1], types.float64[:, ::1], types.int64,
 
 
 @numba.njit(cache=True)
-def _step(model, form, P, lie, q, v, t, h, A, b, b_hat, c, Minv, work, M, g, K, C, piv, dq, qi, vi, w, kq, kv,
-          q1, v1, q1h, v1h):
-    """One step (Algorithm 3): the stage slopes ``kq, kv`` (s, n) and ``q1, v1`` (weights b),
-    ``q1h, v1h`` (weights b_hat), all in the given arrays. Returns the mass-matrix solves."""
+def _step(model, form, P, lie, q, v, t, h, A, b, b_hat, c, embedded, Minv, work, M, g, K, C, piv, dq, qi, vi, w,
+          kq, kv, q1, v1, q1h, v1h):
+    """One step (Algorithm 3): the stage slopes ``kq, kv`` (s, n) and ``q1, v1`` (weights b), with
+    ``embedded`` also ``q1h, v1h`` (weights b_hat), all in the given arrays. Returns the
+    mass-matrix solves."""
     n = q.size
     n_solves = 0
     for i in range(c.size):
@@ -139,7 +140,8 @@ def _step(model, form, P, lie, q, v, t, h, A, b, b_hat, c, Minv, work, M, g, K, 
         v1[k] = v[k] + e
         v1h[k] = v[k] + eh
     model[3](form, P, q, dq, q1)
-    model[3](form, P, q, vi, q1h)
+    if embedded:  # the embedded solution serves the step-size control only
+        model[3](form, P, q, vi, q1h)
     return n_solves
 
 
@@ -211,8 +213,8 @@ def _run(model, form, P, n_pages, width, lie, q0, v0, t_end, h_max, A, b, b_hat,
         if n_steps + n_rejected >= max_steps:
             status = 1
             break
-        n_solves += _step(model, form, P, lie, q, v, t, h, A, b, b_hat, c, Minv, work, M, g, K, C, piv, dq, qi, vi,
-                          w, kq, kv, q1, v1, q1h, v1h)
+        n_solves += _step(model, form, P, lie, q, v, t, h, A, b, b_hat, c, adaptive, Minv, work, M, g, K, C, piv,
+                          dq, qi, vi, w, kq, kv, q1, v1, q1h, v1h)
         n_rhs += s
         if not (_finite(q1) and _finite(v1)):
             status = 2
