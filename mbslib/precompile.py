@@ -2,12 +2,11 @@
 
 Numba compiles a kernel on its first call and keeps the machine code in an on-disk cache (one
 per version of the library sources, see :mod:`mbslib`). The generalized-α kernels of chapter 002
-are compiled once for every model (the model's kernels are an argument) and each model family's
-kernels once for every formulation; the Runge–Kutta kernels serve every model through one
-dispatch on the model code; the binder torus of chapter 003 takes a few seconds. ``make book``,
-``make lab``, ``make bench`` and Binder's ``postBuild`` run this module after the installation,
-so that no chapter waits for the compiler; with a warm cache it only loads the machine code (a
-few seconds).
+and Runge–Kutta kernels are compiled once for every model (the model's kernels are an argument)
+and each model family's kernels once for every formulation; the binder torus of chapter 003
+takes a few seconds. ``make book``, ``make lab``, ``make bench`` and Binder's ``postBuild`` run
+this module after the installation, so that no chapter waits for the compiler; with a warm cache
+it only loads the machine code (a few seconds).
 
 Every call below is a tiny run with the argument types the chapters use, so that the cached
 signatures are the ones the chapters look up.
@@ -22,6 +21,7 @@ import numpy as np
 from mbslib.integrators import generalized_alpha as ga
 from mbslib.integrators import runge_kutta as rk
 from mbslib.integrators.tableaux import DOPRI5, RK44
+from mbslib.studies import slider_crank as scs
 from mbslib.systems import binder_torus as bt
 from mbslib.systems import lie_group_mbs as lg
 from mbslib.systems import multibody as mb
@@ -48,17 +48,15 @@ def _single_bodies() -> None:
         q, v = state[:n], state[n : 2 * n]
         ga.residual_genalpha(model, q, v, state[2 * n : 3 * n], np.zeros(model.n_constraints))
         ga.iteration_matrix(model, q, v, 1e-4 * v, 1e-4)
-    for model, x0 in (lg.heavy_top_model(lg.TOP_RV, top), lg.rotor_model(lg.ROT_RV)):
-        for fast in (True, False):
-            rk.integrate_explicit(model, x0, RK44, 1e-4, 2e-4, fast=fast)
-            rk.integrate_explicit(model, x0, DOPRI5, 1e-4, 2e-4, rtol=1e-6, atol=1e-8, fast=fast)
-        rk.integrate_explicit(model, x0, RK44, 1e-4, 2e-4, record_every=1)
+    rk.integrate_explicit(*models[lg.TOP_RV], RK44, 1e-4, 2e-4)  # one driver: the kernels are arguments
+    rk.integrate_explicit(*models[lg.TOP_RV], DOPRI5, 1e-4, 2e-4, rtol=1e-6, atol=1e-8)
+    rk.integrate_explicit(*models[lg.ROT_RV], RK44, 1e-4, 2e-4, record_every=1)
 
 
 def _systems() -> None:
     """The slider–crank and the Puma 560 in absolute and minimal coordinates."""
     for form in (sc.RV, sc.RXYZ, sc.EP):
-        sc.simulate(form, 1e-3, 2e-3, record_every=1)
+        scs.simulate(form, 1e-3, 2e-3, record_every=1)
     robot = Puma560()
     system = robot.system().params()
     x0 = robot.absolute_state(mb.RV)

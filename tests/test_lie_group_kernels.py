@@ -1,4 +1,4 @@
-"""The compiled model kernels of chapter 002 (mbslib.systems.compiled_model and its families).
+"""The compiled model kernels of chapter 002 (mbslib.formulations.compiled and its families).
 
 Every model of the chapter and every formulation: the kernels give the same mass matrix, forces,
 constraints and output point as the evaluation functions by model code (written independently),
@@ -17,10 +17,12 @@ import numpy as np
 import pytest
 
 from mbslib import kernels as K
+from mbslib.formulations import rotation_parameters as rp
+from mbslib.formulations.compiled import ModelKind, vector_tangent, vector_tangent_inv, vector_uac, workspace
 from mbslib.integrators import generalized_alpha as ga
+from mbslib.integrators import runge_kutta as rk
+from mbslib.integrators.tableaux import RK44
 from mbslib.systems import lie_group_mbs as L
-from mbslib.systems import rotation_parameters as rp
-from mbslib.systems.compiled_model import ModelKind, vector_tangent, vector_uac, workspace
 from mbslib.systems.puma560 import Puma560
 from mbslib.systems.slider_crank import SliderCrank
 
@@ -155,13 +157,15 @@ def test_formulation_derivatives_against_differences(form, rng):
         assert np.allclose(R, (K.rotation_rxyz if form == "Rxyz" else K.rotation_ep)(q), rtol=0, atol=1e-15)
 
 
-def test_generalized_alpha_allocates_nothing_per_step():
-    """NRT allocations of a run do not grow with the number of steps (numba's allocation
-    statistics, on in a subprocess: they are switched on before numba starts)."""
+def test_compiled_integrators_allocate_nothing_per_step():
+    """NRT allocations of a generalized-α or RK44 run do not grow with the number of steps
+    (numba's allocation statistics, on in a subprocess: they are switched on before numba starts)."""
     script = """
 import numpy as np
 from numba.core.runtime import rtsys
 from mbslib.integrators import generalized_alpha as ga
+from mbslib.integrators import runge_kutta as rk
+from mbslib.integrators.tableaux import RK44
 from mbslib.systems import lie_group_mbs as L
 from mbslib.systems.puma560 import Puma560
 from mbslib.systems.slider_crank import SliderCrank
@@ -176,11 +180,19 @@ for model, x0 in cases:
             ga.integrate_genalpha(model, x0, 1e-4, n_steps * 1e-4, newton=ga.NewtonSettings(modified=modified))
             counts.append(rtsys.get_allocation_stats().alloc - start)
     print(counts[0] == counts[2] and counts[1] == counts[3], counts)
+for model, x0 in [L.heavy_top_model(L.TOP_RV), L.heavy_top_model(L.TOP_RXYZ), L.rotor_model(L.ROT_RXYZ),
+                  (L.Model(L.CHAIN, robot.params()), robot.initial_state())]:
+    counts = []
+    for n_steps in (5, 50):
+        start = rtsys.get_allocation_stats().alloc
+        rk.integrate_explicit(model, x0, RK44, 1e-4, n_steps * 1e-4)
+        counts.append(rtsys.get_allocation_stats().alloc - start)
+    print(counts[0] == counts[1], counts)
 """
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     out = subprocess.run([sys.executable, "-c", script], env=dict(os.environ, NUMBA_NRT_STATS="1"), cwd=root,
                          capture_output=True, text=True, check=True).stdout.split("\n")
-    assert [line.split()[0] for line in out if line] == ["True"] * 4, out
+    assert [line.split()[0] for line in out if line] == ["True"] * 8, out
 
 
 # --- a model family added without touching the integrator ---------------------------------------
@@ -208,9 +220,9 @@ def _state_record(form, P, q, v, work, out):
 
 def test_a_new_model_family_needs_no_edit_of_the_integrator(monkeypatch):
     """A damped oscillator registered under a new code runs through generalized-α (second order,
-    the paper's settings) against its closed-form solution."""
+    the paper's settings) and RK44 (fourth order) against its closed-form solution."""
     oscillator = ModelKind("oscillator", (_oscillator_dynamics, _no_constraints, _state_record, vector_uac,
-                                          vector_tangent),
+                                          vector_tangent, vector_tangent_inv),
                            n=lambda P, form: 1, n_constraints=lambda P, form: 0, n_pages=lambda P, form: 1,
                            n_record=lambda P, form: 2, check=lambda P, form: np.asarray(P, dtype=float))
     monkeypatch.setitem(L.REGISTRY, 99, (oscillator, rp.VECTOR))
@@ -222,3 +234,6 @@ def test_a_new_model_family_needs_no_edit_of_the_integrator(monkeypatch):
     exact = np.exp(-zeta * w0 * 1.0) * (np.cos(wd) + zeta * w0 / wd * np.sin(wd))  # x(0) = 1, ẋ(0) = 0
     errors = [abs(ga.integrate_genalpha(model, np.array([1.0, 0.0]), h, 1.0).q[0] - exact) for h in (0.01, 0.005)]
     assert 3.5 < errors[0] / errors[1] < 4.5
+    # the same bundles run the explicit RK44 (fourth order), no edit of that integrator either
+    errors = [abs(rk.integrate_explicit(model, np.array([1.0, 0.0]), RK44, h, 1.0).q[0] - exact) for h in (0.02, 0.01)]
+    assert 14.0 < errors[0] / errors[1] < 18.0

@@ -14,6 +14,7 @@ from mbslib.exudyn_models import run_slider_crank
 from mbslib.integrators import generalized_alpha as ga
 from mbslib.integrators.generalized_alpha import GeneralizedAlpha, NewtonSettings
 from mbslib.kernels import g_ep, g_rxyz, gdot_rxyz
+from mbslib.studies import slider_crank as scs
 from mbslib.systems import lie_group_mbs as lg
 from mbslib.systems import multibody as mb
 from mbslib.systems import slider_crank as sc
@@ -218,7 +219,7 @@ def test_generalized_alpha_converges_to_the_minimal_coordinate_solution(name):
     _, s_ref = CRANK.reference([t_end])
     err = []
     for h in (2e-3, 1e-3):
-        res = sc.simulate(name, h, t_end, record_every=10)
+        res = scs.simulate(name, h, t_end, record_every=10)
         assert res.ok
         assert np.max(res.record[:, 3]) < 1e-9  # index 3: no drift of the joint equations
         err.append(abs(res.s - s_ref[0]))
@@ -231,7 +232,7 @@ def test_energy_loss_is_second_order_and_crank_turns_forward():
     which is O(h²) for the (slow) physical motion."""
     loss = []
     for h in (1e-3, 5e-4):
-        res = sc.simulate("RV", h, 1.0, record_every=1)
+        res = scs.simulate("RV", h, 1.0, record_every=1)
         e = res.record[:, 2]
         loss.append(np.max(np.abs(e - e[0])) / abs(e[0]))
     assert loss[0] < 1e-3 and 3.0 < loss[0] / loss[1] < 5.0
@@ -248,7 +249,7 @@ def test_simulate_is_the_generic_generalized_alpha(name):
     ``record_every = 0`` the one row is that of the final state."""
     form = FORMS[name]
     h, t_end, every = 2e-3, 0.1, 5
-    res = sc.simulate(name, h, t_end, record_every=every)
+    res = scs.simulate(name, h, t_end, record_every=every)
     ref = ga.integrate_genalpha(_model(form), CRANK.initial_state(form), h, t_end,
                                 record_every=every)
     n = ref.q.size
@@ -258,15 +259,15 @@ def test_simulate_is_the_generic_generalized_alpha(name):
     assert res.record.shape == (11, 4)
     for row, x in zip(res.record, ref.com, strict=True):
         assert np.array_equal(row, sc.outputs(form, x[:n], x[n:], P))
-    final = sc.simulate(form, h, t_end)
+    final = scs.simulate(form, h, t_end)
     assert final.record.shape == (1, 4) and np.array_equal(final.record[0], res.record[-1])
     assert final.s == res.s == res.q[2 * (n // 3)]
 
 
 @pytest.mark.parametrize("name", FORMS)
 def test_modified_newton_agrees_with_full_newton(name):
-    full = sc.simulate(name, 2e-3, 0.2)
-    mod = sc.simulate(name, 2e-3, 0.2, newton=NewtonSettings(modified=True))
+    full = scs.simulate(name, 2e-3, 0.2)
+    mod = scs.simulate(name, 2e-3, 0.2, newton=NewtonSettings(modified=True))
     assert mod.ok and abs(mod.s - full.s) < 1e-8
     assert mod.jacobians < full.jacobians
 
@@ -276,18 +277,18 @@ def test_failed_run_keeps_the_state_at_the_failing_step(name):
     """A Newton failure ends the run; ``q, v`` and the final-state record are those at the start
     of the failing step, the recorded rows after it are zero."""
     newton = NewtonSettings(max_iter=2)
-    res = sc.simulate(name, 1e-2, 0.4, newton=newton)
+    res = scs.simulate(name, 1e-2, 0.4, newton=newton)
     assert not res.ok and res.failed_step >= 0
     k = res.failed_step
     if k > 0:
-        before = sc.simulate(name, 1e-2, k * 1e-2, newton=newton)
+        before = scs.simulate(name, 1e-2, k * 1e-2, newton=newton)
         assert before.ok
         assert np.array_equal(res.q, before.q) and np.array_equal(res.record, before.record)
     else:
         q0, v0 = _split(FORMS[name], CRANK.initial_state(name))
         assert np.array_equal(res.q, q0) and np.array_equal(res.v, v0)
     assert res.record[0, 3] < 1e-9
-    rec = sc.simulate(name, 1e-2, 0.4, newton=newton, record_every=1)
+    rec = scs.simulate(name, 1e-2, 0.4, newton=newton, record_every=1)
     assert rec.failed_step == k and np.all(rec.record[k + 1:] == 0)
     assert np.all(rec.record[:k + 1, 3] < 1e-9)
     assert np.allclose(rec.record[k], res.record[0], rtol=0, atol=1e-15)
@@ -295,13 +296,13 @@ def test_failed_run_keeps_the_state_at_the_failing_step(name):
 
 def test_bad_arguments():
     with pytest.raises(ValueError):
-        sc.simulate("Euler", 1e-3, 0.1)
+        scs.simulate("Euler", 1e-3, 0.1)
     with pytest.raises(ValueError):
-        sc.simulate(3, 1e-3, 0.1)
+        scs.simulate(3, 1e-3, 0.1)
     with pytest.raises(ValueError):
-        sc.simulate("RV", 3e-3, 0.1)
+        scs.simulate("RV", 3e-3, 0.1)
     with pytest.raises(ValueError):
-        sc.simulate("RV", -1e-3, 0.1)
+        scs.simulate("RV", -1e-3, 0.1)
     with pytest.raises(ValueError):
         sc.SliderCrank(rod_length=-1.0)
 
@@ -310,4 +311,4 @@ def test_bad_arguments():
 def test_agrees_with_exudyn(name):
     """The same model and method in the authors' code (Exudyn, Brüls–Cardona variant)."""
     s_exu, _ = run_slider_crank(name, 1e-3, 0.3)  # Exudyn is a test dependency: no skip
-    assert abs(sc.simulate(name, 1e-3, 0.3).s - s_exu) < 1e-7
+    assert abs(scs.simulate(name, 1e-3, 0.3).s - s_exu) < 1e-7

@@ -10,7 +10,7 @@ Lie group model ``UAC`` is the LGT map and the iteration matrix (40) carries ``T
 stiffness and constraint blocks; the paper replaces it by ``I`` (``use_texp=False``). For a
 classical model ``UAC`` is addition, ``T_exp = I`` and Algorithm 5 *is* Algorithm 4: ``Δq`` is
 ``q_{n+1} − q_n``, ``v = q̇``, ``v̇ = q̈``. So one numba kernel runs both, and every model:
-it takes the model's compiled kernels as an argument (:mod:`mbslib.systems.compiled_model`) and
+it takes the model's compiled kernels as an argument (:mod:`mbslib.formulations.compiled`) and
 is compiled once; its time loop allocates nothing per step. What the Python entry points take of
 a model is :class:`GeneralizedAlphaModel`.
 
@@ -40,9 +40,9 @@ import numba
 import numpy as np
 from numba import types
 
+from mbslib.formulations.compiled import FORM_T, MODEL_T, bind, machine_code, workspace
 from mbslib.kernels import lu_factor, lu_solve_in_place, mv, solve
 from mbslib.newton import NewtonError, NewtonReport
-from mbslib.systems.compiled_model import FORM_T, MODEL_T, bind, workspace
 from mbslib.validation import in_range, positive
 
 
@@ -51,19 +51,19 @@ class GeneralizedAlphaModel(Protocol):
     """A model as the generalized-α entry points take it, such as
     :class:`mbslib.systems.lie_group_mbs.Model`: compiled bundles, not Python methods.
 
-    ``kernels`` is the kernel bundle ``(dynamics, constraints, record, uac, tangent)`` of numba
-    functions with the signatures of :data:`mbslib.systems.compiled_model.MODEL_T`: ``M``, ``g``
+    ``kernels`` is the kernel bundle ``(dynamics, constraints, record, uac, tangent, tangent_inv)`` of numba
+    functions with the signatures of :data:`mbslib.formulations.compiled.MODEL_T`: ``M``, ``g``
     and with ``jac`` ``K = −∂g/∂z``, ``C = −∂g/∂v`` (eqs. 9–14, 23, 37/38, 42/43); ``Φ`` and
     ``B`` (eqs. 10, 34); the record of a time loop; the update map UAC (Algorithm 1) and
     ``T_exp(Δq)`` (40). ``form`` is the formulation bundle they take first
-    (:data:`~mbslib.systems.compiled_model.FORM_T`). A state is ``x = [q; v]``, shape (2 n,).
+    (:data:`~mbslib.formulations.compiled.FORM_T`). A state is ``x = [q; v]``, shape (2 n,).
 
     Attributes
     ----------
     kernels : tuple
-        Kernel bundle (dynamics, constraints, record, uac, tangent), MODEL_T.
+        Kernel bundle (dynamics, constraints, record, uac, tangent, tangent_inv), MODEL_T.
     form : tuple
-        Formulation bundle (l, extra, kin, update, tangent, normalization), FORM_T.
+        Formulation bundle (l, extra, kin, update, tangent, normalization, tangent_inv), FORM_T.
     P : ndarray
         Flat parameter vector, float64.
     n : int
@@ -71,7 +71,7 @@ class GeneralizedAlphaModel(Protocol):
     n_constraints : int
         Number of constraints Φ (multipliers λ).
     n_pages : int
-        4×4 scratch pages of the kernels (:func:`mbslib.systems.compiled_model.workspace`).
+        4×4 scratch pages of the kernels (:func:`mbslib.formulations.compiled.workspace`).
     n_record : int
         Values per record of ``kernels[2]``.
     """
@@ -418,12 +418,6 @@ def _model_args(model: GeneralizedAlphaModel) -> tuple:
         model.n_pages
 
 
-def _compiled(entry):
-    """The machine code of an entry point with its one explicit signature, called without numba's
-    type dispatch (the Python interface builds arguments of exactly those types)."""
-    return entry if numba.config.DISABLE_JIT else entry.overloads[entry.signatures[0]].entry_point
-
-
 def _settings(newton: NewtonSettings) -> tuple:
     """The Newton settings as one typed tuple for the compiled kernels (one signature)."""
     return (
@@ -511,7 +505,7 @@ def integrate_genalpha(
     x0 = np.asarray(x0, dtype=float)
     if x0.shape != (2 * n,):
         raise ValueError(f"x0 must have shape ({2 * n},), got {x0.shape}")
-    run, model_args = _compiled(_run), _model_args(model)  # loads or compiles the kernels, untimed
+    run, model_args = machine_code(_run), _model_args(model)  # loads or compiles the kernels, untimed
     start, start_cpu = time.perf_counter(), time.process_time()
     q, v, totals, max_it, failed, rec = run(
         *model_args,
@@ -537,14 +531,14 @@ def initial_state(model: GeneralizedAlphaModel, x0) -> np.ndarray:
     """Extended generalized-α state ``[q; v; v̇; a]`` with consistent initial accelerations."""
     n = model.n
     x0 = np.asarray(x0, dtype=float)
-    vd, _ = _compiled(_initial_entry)(*_model_args(model), x0[:n].copy(), x0[n:].copy(), 0.0)
+    vd, _ = machine_code(_initial_entry)(*_model_args(model), x0[:n].copy(), x0[n:].copy(), 0.0)
     return np.concatenate([x0, vd, vd])
 
 
 def residual_genalpha(model: GeneralizedAlphaModel, q, v, vd, lam, t: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """Residual (39)/(34) ``M v̇ − g + Bᵀ λ`` and constraints ``Φ(q)`` of one iterate."""
     arrays = (np.ascontiguousarray(a, dtype=float) for a in (q, v, vd, lam))
-    return _compiled(_residual_entry)(*_model_args(model), *arrays, float(t))
+    return machine_code(_residual_entry)(*_model_args(model), *arrays, float(t))
 
 
 def iteration_matrix(
@@ -560,7 +554,7 @@ def iteration_matrix(
 ) -> np.ndarray:
     """Scaled iteration matrix (40)/(35), shape (n + j, n + j), with the analytic ``K`` and ``C``."""
     beta_p, gamma_p = method.coefficients(h)
-    return _compiled(_matrix_entry)(*_model_args(model), *(np.ascontiguousarray(a, dtype=float) for a in (q, v, dq)),
+    return machine_code(_matrix_entry)(*_model_args(model), *(np.ascontiguousarray(a, dtype=float) for a in (q, v, dq)),
                          float(t), float(h), float(method.beta), float(beta_p), float(gamma_p), bool(use_texp))
 
 
@@ -586,7 +580,7 @@ def step_genalpha(
     n = model.n
     x_n = np.asarray(x_n, dtype=float)
     history = np.zeros(newton.max_iter + 1)
-    q, v, vd, a, lam, it, status, totals = _compiled(_step_entry)(
+    q, v, vd, a, lam, it, status, totals = machine_code(_step_entry)(
         *_model_args(model),
         *(x_n[k * n:(k + 1) * n].copy() for k in range(4)),
         float(t),

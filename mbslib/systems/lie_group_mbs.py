@@ -15,9 +15,9 @@ coordinates ``x`` and rotation parameters ``ρ``; three formulations are compare
 
 A model is a code and a parameter vector ``P`` (:class:`Model`). The code names a model family
 and a formulation in :data:`REGISTRY`, the one table a new model is added to: the family's
-compiled kernels (:mod:`mbslib.systems.compiled_model`; the single-body families below,
+compiled kernels (:mod:`mbslib.formulations.compiled`; the single-body families below,
 :mod:`mbslib.systems.multibody_kernels`, :mod:`mbslib.systems.puma560`) are written once for
-every formulation (:mod:`mbslib.systems.rotation_parameters`), carry analytic force and
+every formulation (:mod:`mbslib.formulations.rotation_parameters`), carry analytic force and
 constraint Jacobians, and are what :mod:`mbslib.integrators.generalized_alpha` runs, compiled once
 for all models. The models are
 
@@ -49,10 +49,9 @@ heavy tops (:meth:`HeavyTop.params`) and ``[m, J, L_L, k, d, t]`` for the rotor
 (:meth:`Rotor.params`).
 
 The functions of the section "Evaluation by model code" evaluate a model (mass matrix, forces,
-constraints, update map, output point) from Python and from the explicit integrators of
-:mod:`mbslib.integrators.runge_kutta`; they are written independently of the kernels, with the
-rotation maps and small dense linear algebra of :mod:`mbslib.kernels`, and the tests check the
-two against each other.
+constraints, update map, output point) from Python; they are written independently of the
+kernels, with the rotation maps and small dense linear algebra of :mod:`mbslib.kernels`, and the
+tests check the two against each other. Every integrator runs the kernels.
 """
 
 from __future__ import annotations
@@ -62,6 +61,19 @@ from dataclasses import dataclass, field
 import numba
 import numpy as np
 
+from mbslib.formulations import rotation_parameters as rp
+from mbslib.formulations.compiled import (
+    ModelKind,
+    bodies_tangent,
+    bodies_tangent_inv,
+    bodies_uac,
+    clear_page,
+    normalizations,
+    page_mtv,
+    page_mv,
+    rotation_block,
+)
+from mbslib.formulations.rotation_parameters import BODY_PAGES, DR_, G_, R_, RATES_
 from mbslib.kernels import (
     compose_rv,
     cross3,
@@ -76,23 +88,10 @@ from mbslib.kernels import (
     rotation_rv,
     rotation_rxyz,
     skew,
-    texp_inv_so3,
 )
 from mbslib.systems import multibody as mb
 from mbslib.systems import multibody_kernels as mbk
 from mbslib.systems import puma560 as puma
-from mbslib.systems import rotation_parameters as rp
-from mbslib.systems.compiled_model import (
-    ModelKind,
-    bodies_tangent,
-    bodies_uac,
-    clear_page,
-    normalizations,
-    page_mtv,
-    page_mv,
-    rotation_block,
-)
-from mbslib.systems.rotation_parameters import BODY_PAGES, DR_, G_, R_, RATES_
 from mbslib.validation import inertia, positive, vector
 
 # ---------------------------------------------------------------------------------------------
@@ -358,19 +357,6 @@ def uac(code, q_n, dq):
 
 
 @numba.njit(cache=True)
-def tangent_inv_times(code, dq, v):
-    """``T_exp⁻¹(Δq) v`` (eq. 25) for RV, ``v`` otherwise; shape (n_v,)."""
-    if _is_multibody(code):
-        return mb.tangent_inv_times(code - MB_RV, dq, v)
-    if not is_lie(code):
-        return v.copy()
-    n = dq.size
-    out = v.copy()
-    out[n - 3 :] = mv(texp_inv_so3(dq[n - 3 :]), v[n - 3 :])
-    return out
-
-
-@numba.njit(cache=True)
 def com_state(code, q, v, P):
     """Position and velocity of the output point in the inertial frame, shape (6,).
 
@@ -395,11 +381,11 @@ def com_state(code, q, v, P):
 
 
 # ---------------------------------------------------------------------------------------------
-# Compiled kernels of the single-body models (mbslib.systems.compiled_model interface)
+# Compiled kernels of the single-body models (mbslib.formulations.compiled interface)
 # ---------------------------------------------------------------------------------------------
 # One kernel bundle per model family, written once for every formulation: the rotation
 # parameters enter through the formulation bundle (R, Ĝ, κ = Ġν and their derivatives), the
-# analytic Jacobians follow from the chain rule of compiled_model.rotation_block. The body's
+# analytic Jacobians follow from the chain rule of formulations.compiled.rotation_block. The body's
 # pages come first in the work array (rotation_parameters), then the scratch pages below.
 
 _J, _TR, _TW, _W, _TX, _TU, _FW, _FR = (BODY_PAGES + k for k in range(8))
@@ -618,7 +604,7 @@ def rotor_record(form, P, q, v, work, out):
 def _single_kind(name, dynamics, constraints, record, *, position: bool, joint_rows: int, check):
     return ModelKind(
         name,
-        (dynamics, constraints, record, bodies_uac, bodies_tangent),
+        (dynamics, constraints, record, bodies_uac, bodies_tangent, bodies_tangent_inv),
         n=lambda P, form: form[0] + (3 if position else 0),
         n_constraints=lambda P, form: joint_rows + form[1],
         n_pages=lambda P, form: _SINGLE_PAGES,
@@ -721,7 +707,7 @@ class Model:
     """One model of this module: its code (see the module table) and parameter vector ``P``.
 
     A state ``x`` of a model is ``[q; v]`` with shape (2 n,). The compiled integrators run it
-    through :attr:`kernels` and :attr:`form` (:mod:`mbslib.systems.compiled_model`).
+    through :attr:`kernels` and :attr:`form` (:mod:`mbslib.formulations.compiled`).
     """
 
     code: int
@@ -739,12 +725,12 @@ class Model:
 
     @property
     def form(self) -> tuple:
-        """The formulation bundle (:mod:`mbslib.systems.rotation_parameters`)."""
+        """The formulation bundle (:mod:`mbslib.formulations.rotation_parameters`)."""
         return REGISTRY[self.code][1]
 
     @property
     def kernels(self) -> tuple:
-        """The kernel bundle ``(dynamics, constraints, record, uac, tangent)``."""
+        """The kernel bundle ``(dynamics, constraints, record, uac, tangent, tangent_inv)``."""
         return self.kind.kernels
 
     @property
@@ -758,7 +744,7 @@ class Model:
 
     @property
     def n_pages(self) -> int:
-        """4×4 pages of scratch of the kernels (:func:`mbslib.systems.compiled_model.workspace`)."""
+        """4×4 pages of scratch of the kernels (:func:`mbslib.formulations.compiled.workspace`)."""
         return int(self.kind.n_pages(self.P, self.form))
 
     @property

@@ -57,7 +57,6 @@ from mbslib.kernels import (
     rotation_ep,
     rotation_rv,
     rotation_rxyz,
-    texp_inv_so3,
     texp_so3,
 )
 from mbslib.loads import bang_bang
@@ -367,16 +366,6 @@ def tangent(form, dq):
         for o in range(3, dq.size, 6):
             T[o:o + 3, o:o + 3] = texp_so3(dq[o:o + 3])
     return T
-
-
-@numba.njit(cache=True)
-def tangent_inv_times(form, dq, v):
-    """``T_exp⁻¹(Δq) v`` (eq. 25) for RV, ``v`` otherwise."""
-    out = v.copy()
-    if form == RV:
-        for o in range(3, dq.size, 6):
-            out[o:o + 3] = mv(texp_inv_so3(dq[o:o + 3]), v[o:o + 3])
-    return out
 
 
 @numba.njit(cache=True)

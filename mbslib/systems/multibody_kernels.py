@@ -4,7 +4,7 @@ integrators of paper 002: allocation-free, with analytic force and constraint Ja
 Holzinger, Arnold & Gerstmayr (2024), eqs. 9–23, 37–43. The system and its flat parameter
 vector ``P`` are those of :class:`mbslib.systems.multibody.System` (layout in that module's
 docstring); the formulation (RV, Rxyz, EP) is the bundle of
-:mod:`mbslib.systems.rotation_parameters`, so one set of kernels serves all three.
+:mod:`mbslib.formulations.rotation_parameters`, so one set of kernels serves all three.
 
 Forces: gravity on every centre of mass (constant) and the torsional spring–dampers, whose
 moment on body b is ``μ n`` with ``n = (R_a e_a) × (R_a f_a)``,
@@ -12,7 +12,7 @@ moment on body b is ``μ n`` with ``n = (R_a e_a) × (R_a f_a)``,
 and ``μ = −k (θ − θ_ref) − d σ`` (body a receives ``−μ n``). Their derivatives follow from
 ``dθ = (X dY − Y dX)/(X² + Y²)`` for ``θ = atan2(Y, X)`` and ``dR/dρ_k`` of the formulation;
 a spring couples the rows of its two bodies. The rotational rows of each body are those of
-:func:`mbslib.systems.compiled_model.rotation_block` (``Ĝᵀ(τ − ω × Jω − Jκ)``).
+:func:`mbslib.formulations.compiled.rotation_block` (``Ĝᵀ(τ − ω × Jω − Jκ)``).
 
 Constraints: the joint rows ``wᵀ(x_b + R_b p_b − x_a − R_a p_a) − c`` and
 ``(R_a u_a)ᵀ(R_b u_b) − c`` with ``B`` from ``dR/dρ_k`` (RV: along ``R exp(z̃)``), then the
@@ -24,18 +24,19 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from mbslib.loads import bang_bang
-from mbslib.systems import multibody as mb
-from mbslib.systems.compiled_model import (
+from mbslib.formulations.compiled import (
     ModelKind,
     bodies_tangent,
+    bodies_tangent_inv,
     bodies_uac,
     normalizations,
     page_mtv,
     page_mv,
     rotation_block,
 )
-from mbslib.systems.rotation_parameters import BODY_PAGES, DR_, G_, R_, RATES_
+from mbslib.formulations.rotation_parameters import BODY_PAGES, DR_, G_, R_, RATES_
+from mbslib.loads import bang_bang
+from mbslib.systems import multibody as mb
 
 _HEADER, _BODY, _ROW, _SPRING = 6, 4, 16, 16
 
@@ -261,7 +262,8 @@ def state_record(form, P, q, v, work, out):
 #: The multibody model family (any :class:`mbslib.systems.multibody.System`).
 MULTIBODY = ModelKind(
     "rigid multibody system",
-    (multibody_dynamics, multibody_constraints, state_record, bodies_uac, bodies_tangent),
+    (multibody_dynamics, multibody_constraints, state_record, bodies_uac, bodies_tangent,
+     bodies_tangent_inv),
     n=lambda P, form: int(P[0]) * (3 + form[0]),
     n_constraints=lambda P, form: int(P[1]) + int(P[0]) * form[1],
     n_pages=n_pages,

@@ -33,7 +33,7 @@ written for standard DH frames as in Corke's ``rne_dh``, and the mass matrix is 
 joint accelerations and zero velocity and gravity (Walker & Orin 1982, method 1). The
 generalized-α iteration matrix takes the derivatives of the bias from the same recursion
 differentiated in forward mode (:func:`chain_dynamics`, the model's compiled kernels of
-:mod:`mbslib.systems.compiled_model`). The reference solution integrates these ODEs with
+:mod:`mbslib.formulations.compiled`). The reference solution integrates these ODEs with
 ``scipy``'s DOP853 piecewise between the kinks of the right-hand side at ``T/2`` and ``T``.
 """
 
@@ -44,10 +44,10 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from mbslib.formulations.compiled import ModelKind, vector_tangent, vector_tangent_inv, vector_uac
 from mbslib.kernels import solve
 from mbslib.loads import bang_bang
 from mbslib.systems import multibody as mb
-from mbslib.systems.compiled_model import ModelKind, vector_tangent, vector_uac
 from mbslib.validation import nonnegative, positive, vector
 
 # ---------------------------------------------------------------------------------------------
@@ -539,7 +539,7 @@ def chain_rhs(P, t, phi, dphi):
 
 @numba.njit(cache=True)
 def chain_dynamics(form, P, q, v, t, jac, work, M, g, K, C):
-    """Kernel of the compiled model interface (:mod:`mbslib.systems.compiled_model`):
+    """Kernel of the compiled model interface (:mod:`mbslib.formulations.compiled`):
     ``M(φ)``, ``g = τ_PD(t, φ, φ̇) − c(φ, φ̇) − g(φ)`` and, with ``jac``, the analytic
     ``K = −∂g/∂φ = diag(k) + ∂(c + g)/∂φ``, ``C = −∂g/∂φ̇ = diag(d) + ∂c/∂φ̇`` (the RNEA
     differentiated in forward mode, one direction per column)."""
@@ -579,10 +579,10 @@ def chain_record(form, P, q, v, work, out):
         out[6 + i] = v[i]
 
 
-#: The Puma in joint coordinates as a model family of :mod:`mbslib.systems.compiled_model`.
+#: The Puma in joint coordinates as a model family of :mod:`mbslib.formulations.compiled`.
 CHAIN = ModelKind(
     "Puma 560 in joint coordinates",
-    (chain_dynamics, chain_constraints, chain_record, vector_uac, vector_tangent),
+    (chain_dynamics, chain_constraints, chain_record, vector_uac, vector_tangent, vector_tangent_inv),
     n=lambda P, form: N_JOINTS,
     n_constraints=lambda P, form: 0,
     n_pages=lambda P, form: -(-_CHAIN_WORK // 16),

@@ -31,11 +31,11 @@ blocks the relative rotation about global z (spec §3.3, Exudyn ``GenericJoint``
 ``[1,1,1,0,0,1]``). The other assignment of the cross (slider x ⊥ rod's initial y) jams: it
 admits no configuration once ``s > 0.283`` m.
 
-:func:`simulate` runs the generic generalized-α of :mod:`mbslib.integrators.generalized_alpha`
-(Algorithms 4/5, eqs. 33–43, Bottasso scaling, full or modified Newton) on the multibody model
-codes of :mod:`mbslib.systems.lie_group_mbs` and evaluates the slider position, crank angle,
-energy and joint residual from the recorded states. A minimal-coordinate reference (energy
-integral in the crank angle, solved with ``scipy``) serves as the exact solution.
+:meth:`SliderCrank.model` is the multibody model of :mod:`mbslib.systems.lie_group_mbs` that any
+compiled integrator runs (:func:`mbslib.studies.slider_crank.simulate` runs the generalized-α);
+:func:`outputs` evaluates the slider position, crank angle, energy and joint residual of a state.
+A minimal-coordinate reference (energy integral in the crank angle, solved with ``scipy``)
+serves as the exact solution.
 """
 
 from __future__ import annotations
@@ -44,11 +44,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mbslib.integrators.generalized_alpha import (
-    GeneralizedAlpha,
-    NewtonSettings,
-    integrate_genalpha,
-)
 from mbslib.systems import lie_group_mbs as lg
 from mbslib.systems import multibody as mb
 
@@ -255,9 +250,15 @@ class SliderCrank:
         assert len(S.rows) == N_JOINT
         return S
 
+    def model(self, form) -> tuple[lg.Model, np.ndarray]:
+        """The compiled multibody model in formulation ``form`` ("RV", "Rxyz", "EP" or its code)
+        and its initial state ``x0 = [q0; v0]``."""
+        form = formulation_code(form)
+        return lg.Model(lg.MB_RV + form, self.system().params()), self.initial_state(form)
+
     def initial_state(self, form) -> np.ndarray:
         """Consistent ``[q0; v0]`` in formulation ``form`` (name or code; θ = 0, θ̇ = ω₀)."""
-        form = _formulation(form)
+        form = formulation_code(form)
         x, R = self.configuration(0.0)
         dx, om = self.velocity_map(0.0)
         return mb.body_coordinates(form, x, R, self.omega0 * dx, self.omega0 * om)
@@ -267,7 +268,7 @@ def _vee(A):
     return 0.5 * np.array([A[2, 1] - A[1, 2], A[0, 2] - A[2, 0], A[1, 0] - A[0, 1]])
 
 
-def _formulation(form) -> int:
+def formulation_code(form) -> int:
     """Code of a formulation given by name ("RV", "Rxyz", "EP") or code (0, 1, 2)."""
     code = FORMULATIONS.get(form, form) if isinstance(form, str) else form
     if code not in (RV, RXYZ, EP):
@@ -277,7 +278,7 @@ def _formulation(form) -> int:
 
 
 # ---------------------------------------------------------------------------------------------
-# Simulation
+# Outputs
 # ---------------------------------------------------------------------------------------------
 
 
@@ -293,65 +294,3 @@ def outputs(form: int, q, v, P) -> np.ndarray:
     phi = mb.constraint(form, q, P)[:N_JOINT]
     return np.array([mb.body_position(form, q, SLIDER_BODY)[0], np.arctan2(R1[2, 1], R1[1, 1]),
                      mb.energy(form, q, v, P), np.sqrt(np.sum(phi * phi))])
-
-
-@dataclass(frozen=True)
-class SliderCrankResult:
-    """Outcome of :func:`simulate`.
-
-    ``record`` has rows ``[s, θ mod 2π, energy, |Φ_joints|]`` (:func:`outputs`) at
-    ``t = k·record_every·h`` (only the final state when ``record_every = 0``). If a step fails,
-    ``q, v`` are the state at its start, the record rows from there on are zero (or, with
-    ``record_every = 0``, the one row holds the state at the failing step's start).
-    """
-
-    q: np.ndarray
-    v: np.ndarray
-    n_steps: int
-    iterations_per_step: float
-    jacobians: int
-    failed_step: int
-    wall_time: float
-    record: np.ndarray
-    cpu_time: float = 0.0  # CPU seconds of the compiled loop (time.process_time)
-
-    @property
-    def ok(self) -> bool:
-        return self.failed_step < 0
-
-    @property
-    def s(self) -> float:
-        """Final slider position."""
-        return float(self.record[-1, 0])
-
-
-def simulate(form, h: float, t_end: float, *, crank: SliderCrank | None = None,
-             method: GeneralizedAlpha = GeneralizedAlpha(),
-             newton: NewtonSettings = NewtonSettings(), record_every: int = 0) -> SliderCrankResult:
-    """Integrate the slider–crank in formulation ``form`` ("RV", "Rxyz", "EP" or its code) with
-    generalized-α at fixed step ``h`` up to ``t_end``. A failed Newton iteration ends the run."""
-    form = _formulation(form)
-    if not (h > 0 and t_end > 0):
-        raise ValueError("h and t_end must be positive")
-    n_steps = round(t_end / h)
-    if abs(n_steps * h - t_end) > 1e-9 * t_end:
-        raise ValueError(f"t_end = {t_end} is not a whole multiple of h = {h}")
-    record_every = max(int(record_every), 0)  # ≤ 0: only the final state
-    crank = SliderCrank() if crank is None else crank
-    model = lg.Model(lg.MB_RV + form, crank.system().params())
-    x0 = crank.initial_state(form)
-    n = model.n
-    res = integrate_genalpha(model, x0, h, t_end, method=method, newton=newton,
-                             record_every=record_every)
-    q, v = res.q, res.v
-    if record_every > 0:
-        states = res.com
-        rec = np.zeros((states.shape[0], 4))
-        n_done = n_steps if res.ok else res.failed_step
-        for k in range(n_done // record_every + 1):  # rows after a failure stay zero
-            rec[k] = outputs(form, states[k, :n], states[k, n:], model.P)
-    else:
-        rec = outputs(form, q, v, model.P)[None, :]
-    return SliderCrankResult(q, v, int(res.n_steps), float(res.iterations_per_step),
-                             int(res.jacobians), int(res.failed_step), float(res.wall_time), rec,
-                             float(res.cpu_time))

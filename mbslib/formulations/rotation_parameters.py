@@ -13,10 +13,10 @@ them) and velocity coordinates ``ν``; the body angular velocity is ``ω = Ĝ(ρ
   p), the rotation by the quadratic formula (a rotation only on ``|p| = 1``, differentiated
   exactly also off it) and one normalisation constraint ``pᵀp − 1 = 0`` per body.
 
-A formulation is the tuple ``(l, extra, kin, update, tangent, normalization)`` (``RV``,
-``RXYZ``, ``EP``): the number of parameters, of constraints it adds per body, and four
+A formulation is the tuple ``(l, extra, kin, update, tangent, normalization, tangent_inv)``
+(``RV``, ``RXYZ``, ``EP``): the number of parameters, of constraints it adds per body, and five
 numba functions with one signature for all three, so that a model kernel written once runs every
-formulation (the formulation is an argument, see :mod:`mbslib.systems.compiled_model`). A body's
+formulation (the formulation is an argument, see :mod:`mbslib.formulations.compiled`). A body's
 parameters sit at offset ``o`` of the coordinate vector ``q`` (its rates at ``o`` of ``v``):
 
 ``kin(q, v, o, deriv, work, b)``
@@ -30,7 +30,9 @@ parameters sit at offset ``o`` of the coordinate vector ``q`` (its rates at ``o`
     writes ``T_exp(Δρ)`` (RV) or ``I`` into ``T[o:o+l, o:o+l]``;
 ``normalization(q, o, B, row)``
     returns the constraint ``pᵀp − 1`` and writes its gradient ``2p`` into ``B[row, o:o+4]`` (EP;
-    the other formulations add no constraint and never call it).
+    the other formulations add no constraint and never call it);
+``tangent_inv(Δq, v, out, o)``
+    writes ``T_exp⁻¹(Δρ) v`` (RV, eq. 25) or ``v`` into ``out[o:o+l]`` (the RKMK stages).
 
 Everything reads and writes elements of the arrays it is given: no allocation and no array
 views (a view costs two atomic reference-count updates, which dominated these small kernels).
@@ -41,7 +43,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from mbslib.kernels import sinc, texp_coefficient
+from mbslib.kernels import sinc, texp_coefficient, texp_inv_coefficient
 
 #: Pages (4×4) of one body in a work array, by offset from the body's first page.
 R_, DR_, G_, DG_, RATES_, DKAPPA_ = 0, 1, 5, 6, 10, 11
@@ -131,6 +133,21 @@ def tangent_rv(dq, T, o):
 
 
 @numba.njit(cache=True)
+def tangent_inv_rv(dq, v, out, o):
+    """``T_exp⁻¹(Ω) v = v + ½ Ω × v + γ Ω × (Ω × v)`` (eq. 25, App. A.1) into ``out[o:o+3]``."""
+    w0, w1, w2 = dq[o], dq[o + 1], dq[o + 2]
+    x0, x1, x2 = v[o], v[o + 1], v[o + 2]
+    phi = np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+    if phi == 0.0:
+        out[o], out[o + 1], out[o + 2] = x0, x1, x2
+        return
+    g = texp_inv_coefficient(phi)
+    k0, k1, k2 = w1 * x2 - w2 * x1, w2 * x0 - w0 * x2, w0 * x1 - w1 * x0  # Ω × v
+    l0, l1, l2 = w1 * k2 - w2 * k1, w2 * k0 - w0 * k2, w0 * k1 - w1 * k0  # Ω × (Ω × v)
+    out[o], out[o + 1], out[o + 2] = x0 + 0.5 * k0 + g * l0, x1 + 0.5 * k1 + g * l1, x2 + 0.5 * k2 + g * l2
+
+
+@numba.njit(cache=True)
 def no_normalization(q, o, B, row):
     """RV and Rxyz add no constraint (never called)."""
     return 0.0
@@ -214,6 +231,20 @@ def tangent_identity4(dq, T, o):
         T[i, i] = 1.0
 
 
+@numba.njit(cache=True)
+def tangent_inv_identity3(dq, v, out, o):
+    """Rxyz: ``T_exp⁻¹ v = v``."""
+    for i in range(o, o + 3):
+        out[i] = v[i]
+
+
+@numba.njit(cache=True)
+def tangent_inv_identity4(dq, v, out, o):
+    """EP: ``T_exp⁻¹ v = v``."""
+    for i in range(o, o + 4):
+        out[i] = v[i]
+
+
 # ---------------------------------------------------------------------------------------------
 # EP: Euler parameters
 # ---------------------------------------------------------------------------------------------
@@ -275,12 +306,15 @@ def normalization_ep(q, o, B, row):
     return s - 1.0
 
 
-#: The formulation bundles ``(l, extra, kin, update, tangent, normalization)``.
-RV = (3, 0, kin_rv, update_rv, tangent_rv, no_normalization)
-RXYZ = (3, 0, kin_rxyz, update_add3, tangent_identity3, no_normalization)
-EP = (4, 1, kin_ep, update_add4, tangent_identity4, normalization_ep)
+#: The formulation bundles ``(l, extra, kin, update, tangent, normalization, tangent_inv)``.
+RV = (3, 0, kin_rv, update_rv, tangent_rv, no_normalization, tangent_inv_rv)
+RXYZ = (3, 0, kin_rxyz, update_add3, tangent_identity3, no_normalization, tangent_inv_identity3)
+EP = (4, 1, kin_ep, update_add4, tangent_identity4, normalization_ep, tangent_inv_identity4)
 #: Minimal coordinates (a vector space, no rotation parameters, l = 0): the bundle's functions
 #: are never called; it fills the formulation argument of the kernels.
-VECTOR = (0, 0, kin_rv, update_add3, tangent_identity3, no_normalization)
+VECTOR = (0, 0, kin_rv, update_add3, tangent_identity3, no_normalization, tangent_inv_identity3)
+#: The Lie group formulation: its velocities are body twists, so the mass matrix is constant
+#: (eq. 23) and the update is the LGT map with ``T_exp ≠ I``.
+LIE_GROUP = RV
 #: By name, as the chapters spell them.
 BY_NAME = {"RV": RV, "Rxyz": RXYZ, "EP": EP}

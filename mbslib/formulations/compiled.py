@@ -1,8 +1,8 @@
 """The compiled model interface of paper 002's integrators, and the helpers every body model shares.
 
-A compiled model is a tuple of five numba functions ``(dynamics, constraints, record, uac,
-tangent)`` (a *kernel bundle*); each takes the formulation bundle of
-:mod:`mbslib.systems.rotation_parameters` and the flat parameter vector ``P`` first:
+A compiled model is a tuple of six numba functions ``(dynamics, constraints, record, uac,
+tangent, tangent_inv)`` (a *kernel bundle*); each takes the formulation bundle of
+:mod:`mbslib.formulations.rotation_parameters` and the flat parameter vector ``P`` first:
 
 ``dynamics(form, P, q, v, t, jac, work, M, g, K, C)``
     the mass matrix ``M`` and the generalized force ``g`` (paper eqs. 9–14, 23: ``M v̇ = g −
@@ -13,12 +13,15 @@ tangent)`` (a *kernel bundle*); each takes the formulation bundle of
 ``record(form, P, q, v, work, out)``
     what a time loop stores per record;
 ``uac(form, P, q_n, Δq, q)``, ``tangent(form, P, Δq, T)``
-    the update of absolute coordinates (Algorithm 1) and ``T_exp(Δq)``.
+    the update of absolute coordinates (Algorithm 1) and ``T_exp(Δq)``;
+``tangent_inv(form, P, Δq, v, out)``
+    ``T_exp⁻¹(Δq) v`` (eq. 25), the slope of the local coordinates in an RKMK stage.
 
 They write into the arrays they are given; ``work`` is the model's scratch, an array of 4×4 pages
 made by :func:`workspace` once per run (a body's pages are those of
-:mod:`mbslib.systems.rotation_parameters`; kernels address elements, never views). The
-integrators (:mod:`mbslib.integrators.generalized_alpha`) are compiled once for the *types*
+:mod:`mbslib.formulations.rotation_parameters`; kernels address elements, never views). The
+integrators (:mod:`mbslib.integrators.generalized_alpha`, :mod:`mbslib.integrators.runge_kutta`)
+are compiled once for the *types*
 :data:`MODEL_T` and :data:`FORM_T` (numba first-class functions), so that a new model needs its
 kernels and a :class:`ModelKind`, and no integrator or dispatch is edited.
 
@@ -40,14 +43,14 @@ import numpy as np
 from numba import types
 from numba.experimental.function_type import _get_wrapper_address
 
-from mbslib.systems.rotation_parameters import DG_, DKAPPA_, G_, RATES_
+from mbslib.formulations.rotation_parameters import DG_, DKAPPA_, G_, RATES_
 
 warnings.filterwarnings("ignore", category=numba.NumbaExperimentalFeatureWarning)
 
 _f8, _b1, _i8 = types.float64, types.boolean, types.int64
 _V, _M2, _M3 = types.float64[::1], types.float64[:, ::1], types.float64[:, :, ::1]
 
-#: numba type of a formulation bundle ``(l, extra, kin, update, tangent, normalization)``.
+#: numba type of a formulation bundle ``(l, extra, kin, update, tangent, normalization, tangent_inv)``.
 FORM_T = types.Tuple((
     _i8,
     _i8,
@@ -55,8 +58,9 @@ FORM_T = types.Tuple((
     types.FunctionType(types.void(_V, _V, _V, _i8)),
     types.FunctionType(types.void(_V, _M2, _i8)),
     types.FunctionType(_f8(_V, _i8, _M2, _i8)),
+    types.FunctionType(types.void(_V, _V, _V, _i8)),
 ))
-#: numba type of a kernel bundle ``(dynamics, constraints, record, uac, tangent)``; ``work`` is
+#: numba type of a kernel bundle ``(dynamics, constraints, record, uac, tangent, tangent_inv)``; ``work`` is
 #: an array of 4×4 pages (:func:`workspace`).
 MODEL_T = types.Tuple((
     types.FunctionType(types.void(FORM_T, _V, _V, _V, _f8, _b1, _M3, _M2, _V, _M2, _M2)),
@@ -64,6 +68,7 @@ MODEL_T = types.Tuple((
     types.FunctionType(types.void(FORM_T, _V, _V, _V, _M3, _V)),
     types.FunctionType(types.void(FORM_T, _V, _V, _V, _V)),
     types.FunctionType(types.void(FORM_T, _V, _V, _M2)),
+    types.FunctionType(types.void(FORM_T, _V, _V, _V, _V)),
 ))
 
 
@@ -92,6 +97,12 @@ def bind(kernels: tuple, form: tuple) -> tuple[tuple, tuple]:
     return (tuple(BoundKernel(f, slot.signature) for f, slot in zip(kernels, MODEL_T.types, strict=True)),
             form[:2] + tuple(BoundKernel(f, slot.signature) for f, slot in zip(form[2:], FORM_T.types[2:],
                                                                                   strict=True)))
+
+
+def machine_code(entry):
+    """The machine code of a compiled entry point with its one explicit signature, called without
+    numba's type dispatch (the integrators build arguments of exactly those types)."""
+    return entry if numba.config.DISABLE_JIT else entry.overloads[entry.signatures[0]].entry_point
 
 
 @dataclass(frozen=True)
@@ -178,6 +189,17 @@ def bodies_tangent(form, P, dq, T):
 
 
 @numba.njit(cache=True)
+def bodies_tangent_inv(form, P, dq, v, out):
+    """``T_exp⁻¹(Δq) v`` (eq. 25) body by body: positions unchanged, rotations by the formulation."""
+    nb, m, off = layout(form, dq.size)
+    for i in range(nb):
+        o = i * m
+        for k in range(off):
+            out[o + k] = v[o + k]
+        form[6](dq, v, out, o + off)
+
+
+@numba.njit(cache=True)
 def vector_uac(form, P, q_n, dq, q):
     """A vector space (minimal coordinates): ``q = q_n + Δq``."""
     for i in range(q.size):
@@ -190,6 +212,13 @@ def vector_tangent(form, P, dq, T):
     T[:, :] = 0.0
     for i in range(dq.size):
         T[i, i] = 1.0
+
+
+@numba.njit(cache=True)
+def vector_tangent_inv(form, P, dq, v, out):
+    """A vector space: ``T_exp⁻¹ v = v``."""
+    for i in range(v.size):
+        out[i] = v[i]
 
 
 @numba.njit(cache=True)

@@ -1,0 +1,1 @@
+"""Studies: a paper's system run by an integrator, with the outputs its chapter reports."""
