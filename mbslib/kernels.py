@@ -158,6 +158,67 @@ def lu_solve_in_place(LU, piv, x):
 
 
 @numba.njit(cache=True)
+def band_lu_factor(W, kl, ku, piv):
+    """LU factorisation with partial pivoting of a band matrix in place: the same eliminations
+    as :func:`lu_factor`, restricted to the band.
+
+    ``A`` (order ``N = piv.size``, ``kl`` sub- and ``ku`` superdiagonals) is stored by rows:
+    ``A[i, c]`` at ``W[i w + c − i + kl]``, ``w = 2 kl + ku + 1`` (the ``kl`` extra
+    superdiagonals receive the fill of the row swaps). Row ``k`` is swapped with the pivot row
+    ``piv[k]`` on columns ``k`` on; the multipliers of step ``k`` stay where they are computed
+    (applied in order by :func:`band_lu_solve_in_place`). Cost O(N kl (kl + ku)). Returns False
+    if ``A`` is singular to working precision (the test of :func:`lu_factor`)."""
+    n = piv.size
+    w = 2 * kl + ku + 1
+    scale = 0.0
+    for e in range(n * w):
+        scale = max(scale, abs(W[e]))
+    for k in range(n):
+        last, right = min(k + kl, n - 1), min(k + kl + ku, n - 1)
+        p = k
+        for i in range(k + 1, last + 1):
+            if abs(W[i * w + k - i + kl]) > abs(W[p * w + k - p + kl]):
+                p = i
+        piv[k] = p
+        if abs(W[p * w + k - p + kl]) <= 1e-15 * scale:
+            return False
+        rk = k * w - k + kl  # A[k, c] at W[rk + c]
+        if p != k:
+            rp = p * w - p + kl
+            for c in range(k, right + 1):
+                W[rk + c], W[rp + c] = W[rp + c], W[rk + c]
+        d = W[rk + k]
+        for i in range(k + 1, last + 1):
+            ri = i * w - i + kl
+            W[ri + k] /= d
+            f = W[ri + k]
+            if f != 0.0:
+                for c in range(k + 1, right + 1):
+                    W[ri + c] -= f * W[rk + c]
+    return True
+
+
+@numba.njit(cache=True)
+def band_lu_solve_in_place(W, kl, ku, piv, x):
+    """Overwrite ``x`` with the solution of ``A x = b``, ``W, piv`` the factors of
+    :func:`band_lu_factor` (no allocation; cost O(N (2 kl + ku)))."""
+    n = x.size
+    w = 2 * kl + ku + 1
+    for k in range(n):
+        p = piv[k]
+        if p != k:
+            x[k], x[p] = x[p], x[k]
+        for i in range(k + 1, min(k + kl, n - 1) + 1):
+            x[i] -= W[i * w + k - i + kl] * x[k]
+    for k in range(n - 1, -1, -1):
+        rk = k * w - k + kl
+        acc = x[k]
+        for c in range(k + 1, min(k + kl + ku, n - 1) + 1):
+            acc -= W[rk + c] * x[c]
+        x[k] = acc / W[rk + k]
+
+
+@numba.njit(cache=True)
 def skew(a):
     """``ã`` with ``ã y = a × y``; shape (3, 3)."""
     return np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
