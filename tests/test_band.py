@@ -7,21 +7,28 @@ import pytest
 
 from mbslib.formulations import lie_group
 from mbslib.integrators import generalized_alpha as ga
-from mbslib.kernels import band_lu_factor, band_lu_solve_in_place, lu_factor, lu_solve_in_place
+from mbslib.kernels import (
+    band_first,
+    band_lu_factor,
+    band_lu_solve_in_place,
+    band_width,
+    lu_factor,
+    lu_solve_in_place,
+)
 from mbslib.systems.chain import chain
 
 
 def band_solve(A, band, b):
     """Solve ``A x = b`` (model order) through the band storage of ``band``."""
     kl, ku, order = band.kl, band.ku, band.order
-    w = 2 * kl + ku + 1
+    n = len(order)
     Ap = A[np.ix_(order, order)]
     assert not np.any(np.triu(Ap, ku + 1)) and not np.any(np.tril(Ap, -kl - 1)), "A is outside the band"
-    W = np.zeros(len(order) * w)
-    for i in range(len(order)):
-        for c in range(max(0, i - kl), min(len(order), i + ku + 1)):
-            W[i * w + c - i + kl] = Ap[i, c]
-    piv = np.zeros(len(order), dtype=np.int64)
+    W = np.zeros((n, band_width(n, kl, ku)))
+    for i in range(n):
+        for c in range(max(0, i - kl), min(n, i + ku + 1)):
+            W[i, c - band_first(i, n, kl, ku)] = Ap[i, c]
+    piv = np.zeros(n, dtype=np.int64)
     assert band_lu_factor(W, kl, ku, piv)
     y = b[order].copy()
     band_lu_solve_in_place(W, kl, ku, piv, y)
@@ -60,6 +67,21 @@ def test_band_solve_equals_a_dense_solve_on_kkt_matrices_with_a_zero_block(rng, 
         np.testing.assert_allclose(x, np.linalg.solve(A, b), rtol=1e-8, atol=1e-10)
 
 
+def test_band_loops_equal_the_dense_factorisation_to_the_last_bit(rng):
+    """A tridiagonal matrix of order 12 (rows of 4 < 12 entries: the band loops) with a zero
+    diagonal: the same eliminations as the dense LU."""
+    n = 12
+    A = np.diag(rng.normal(size=n - 1), 1) + np.diag(rng.normal(size=n - 1), -1)
+    b = rng.normal(size=n)
+    band = ga.band_structure(n, 0, (A != 0, np.zeros((0, n), dtype=bool)))
+    assert (band.kl, band.ku) == (1, 1) and band_width(n, 1, 1) < n
+    LU, piv = A.copy(), np.zeros(n, dtype=np.int64)
+    assert lu_factor(LU, piv)
+    x = b.copy()
+    lu_solve_in_place(LU, piv, x)
+    assert np.array_equal(band_solve(A, band, b), x)
+
+
 def test_dense_band_is_the_dense_factorisation_to_the_last_bit(rng):
     n = 9
     band = ga.band_structure(n, 0)
@@ -74,7 +96,7 @@ def test_dense_band_is_the_dense_factorisation_to_the_last_bit(rng):
 
 
 def test_band_factor_reports_a_singular_matrix():
-    assert not band_lu_factor(np.array([1.0, 0.0, 0.0]), 0, 0, np.zeros(3, dtype=np.int64))  # diag(1, 0, 0)
+    assert not band_lu_factor(np.array([[1.0], [0.0], [0.0]]), 0, 0, np.zeros(3, dtype=np.int64))  # diag(1, 0, 0)
 
 
 def test_band_structure_validates_the_pattern():

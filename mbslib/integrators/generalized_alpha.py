@@ -48,7 +48,7 @@ from numba import types
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
-from mbslib.kernels import band_lu_factor, band_lu_solve_in_place, mv
+from mbslib.kernels import band_first, band_lu_factor, band_lu_solve_in_place, band_width, mv
 from mbslib.newton import NewtonError, NewtonReport
 from mbslib.systems.compiled_model import FORM_T, MODEL_T, bind, workspace
 from mbslib.validation import in_range, positive
@@ -212,7 +212,8 @@ def _iteration_matrix(model, form, P, band, dq, scale, beta_p, gamma_p, use_texp
     j = B.shape[0]
     if use_texp:
         model[4](form, P, dq, T)
-    S[:] = 0.0
+    S[:, :] = 0.0
+    flat = S.reshape(S.size)
     for i in range(n):
         for e in range(row[i], row[i + 1]):
             k = col[e]
@@ -221,17 +222,17 @@ def _iteration_matrix(model, form, P, band, dq, scale, beta_p, gamma_p, use_texp
                 kt = 0.0
                 for em in range(row[i], row[i + 1]):
                     kt += K[i, col[em]] * T[col[em], k]
-            S[at[e]] = scale * (M[i, k] * beta_p + C[i, k] * gamma_p + kt)
+            flat[at[e]] = scale * (M[i, k] * beta_p + C[i, k] * gamma_p + kt)
     for jj in range(j):
         for e in range(brow[jj], brow[jj + 1]):
             k = bcol[e]
-            S[b_up[e]] = B[jj, k]
+            flat[b_up[e]] = B[jj, k]
             bt = B[jj, k]
             if use_texp:
                 bt = 0.0
                 for em in range(brow[jj], brow[jj + 1]):
                     bt += B[jj, bcol[em]] * T[bcol[em], k]
-            S[b_low[e]] = bt
+            flat[b_low[e]] = bt
 
 
 @numba.njit(cache=True)
@@ -268,7 +269,7 @@ def _initial_acceleration(model, form, P, band, q, v, t, n_pages, j):
             model[1](form, P, qs, work, phi, B)
             rhs[n:] -= sign * mv(B, v) / (2.0 * s)
         model[1](form, P, q, work, phi, B)
-    A, piv = np.zeros((n + j) * (2 * kl + ku + 1)), np.zeros(n + j, dtype=np.int64)
+    A, piv = np.zeros((n + j, band_width(n + j, kl, ku))), np.zeros(n + j, dtype=np.int64)
     _iteration_matrix(model, form, P, band, v, 1.0, 1.0, 0.0, False, M, K, C, B, K, A)
     x = np.full(n + j, np.nan)
     if band_lu_factor(A, kl, ku, piv):
@@ -299,7 +300,7 @@ def _integrate(model, form, P, band, n_pages, j, q, v, vd, a, lam, t0, h, n_step
     work = workspace(n_pages)
     M, g, K, C, T = np.zeros((n, n)), np.zeros(n), np.zeros((n, n)), np.zeros((n, n)), np.zeros((n, n))
     B, phi, r = np.zeros((j, n)), np.zeros(j), np.zeros(n)
-    S, piv = np.zeros((n + j) * (2 * kl + ku + 1)), np.zeros(n + j, dtype=np.int64)
+    S, piv = np.zeros((n + j, band_width(n + j, kl, ku))), np.zeros(n + j, dtype=np.int64)
     b, y, x = np.zeros(n + j), np.zeros(n + j), np.zeros(n + j)
     q1, v1, vd1, a1, dq = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
     totals = np.zeros(4, dtype=np.int64)  # iterations, residuals, matrices, factorisations
@@ -433,9 +434,8 @@ def _matrix_entry(model, form, P, band, j, n_pages, q, v, dq, t, h, beta, beta_p
     """Iteration matrix at ``q, v`` (v̇ and λ do not enter it), dense, in the model's order."""
     n = q.size
     pos, kl, ku = band[0], band[8], band[9]
-    w = 2 * kl + ku + 1
     M, K, C, B = np.zeros((n, n)), np.zeros((n, n)), np.zeros((n, n)), np.zeros((j, n))
-    S = np.zeros((n + j) * w)
+    S = np.zeros((n + j, band_width(n + j, kl, ku)))
     _evaluate(model, form, P, band, q, v, np.zeros(n), np.zeros(j), t, True, workspace(n_pages), M, np.zeros(n),
               K, C, B, np.zeros(j), np.zeros(n))
     _iteration_matrix(model, form, P, band, dq, beta * h * h, beta_p, gamma_p, use_texp, M, K, C, B,
@@ -444,7 +444,7 @@ def _matrix_entry(model, form, P, band, j, n_pages, q, v, dq, t, h, beta, beta_p
     for i in range(n + j):
         for k in range(n + j):
             if -kl <= pos[k] - pos[i] <= ku:
-                dense[i, k] = S[pos[i] * w + pos[k] - pos[i] + kl]
+                dense[i, k] = S[pos[i], pos[k] - band_first(pos[i], n + j, kl, ku)]
     return dense
 
 
@@ -461,7 +461,7 @@ class BandStructure:
     ``(Δq, λ)``); ``kl`` and ``ku`` are the sub- and superdiagonals of the reordered matrix,
     so a factorisation costs O((n + j) kl (kl + ku)). ``arrays`` is what the compiled kernels
     take: the position of each unknown, the rows of ``M, K, C`` (start of each row, column of
-    each entry, its place in the band storage of :func:`mbslib.kernels.band_lu_factor`), the
+    each entry, its index in the flattened band storage of :func:`mbslib.kernels.band_lu_factor`), the
     rows of ``B`` (start, column, places of ``Bᵀ`` and of ``B``), ``kl``, ``ku``.
     """
 
@@ -507,10 +507,10 @@ def band_structure(n: int, n_constraints: int, pattern: tuple | None = None) -> 
     (order, kl, ku, pos), (_, kl_r, ku_r, _) = candidates
     if 2 * kl_r * (kl_r + ku_r) <= kl * (kl + ku):
         order, kl, ku, pos = candidates[1]
-    w = 2 * kl + ku + 1
+    w = min(n + j, 2 * kl + ku + 1)
 
-    def place(r, c):  # entry (r, c) of (40), model order, in the band storage
-        return pos[r] * w + pos[c] - pos[r] + kl
+    def place(r, c):  # entry (r, c) of (40), model order: its index in the flattened band storage
+        return pos[r] * w + pos[c] - np.minimum(np.maximum(0, pos[r] - kl), n + j - w)
 
     rows, cols = np.nonzero(N)
     brows, bcols = np.nonzero(Bp)
