@@ -36,11 +36,13 @@ lab: $(STAMP)
 	cp lab/default_setting_overrides.json $(VENV)/etc/jupyter/labconfig/
 	$(VENV)/bin/jupyter lab notebooks $(if $(filter 0,$(shell id -u)),--allow-root)
 
-# Cost per step of chapter 002's compiled integrators against Exudyn on the same models (a table
-# of µs/step and ratios; a benchmark, nothing passes or fails on a time).
+# Cost per step of chapter 002's compiled integrators against Exudyn on the same models, and of
+# generalized-α on the shoot-out's chain of N rods against Exudyn's sparse solver (tables of
+# µs/step and ratios; a benchmark, nothing passes or fails on a time).
 bench: $(if $(filter $(PY),$(VENV)/bin/python),$(STAMP))
 	$(PY) -m mbslib.precompile
 	$(PY) benchmarks/bench_002.py
+	$(PY) benchmarks/bench_chain.py
 
 clean:
 	rm -rf _build

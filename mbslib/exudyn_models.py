@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mbslib.model import Model
 from mbslib.simulate import n_steps_for
 from mbslib.systems.lie_group_mbs import HeavyTop, Rotor
 from mbslib.systems.puma560 import Puma560, reference_numba
@@ -50,10 +51,12 @@ def exudyn_available() -> tuple[bool, str]:
     return True, exudyn.__version__
 
 
-def _settings(exu, n_steps: int, t_end: float, *, use_texp: bool = False, modified_newton: bool = False):
-    """Exudyn settings shared by every run: fixed step, no output files, dense linear solver, and
-    the paper's variant of Lie group generalized-α (Brüls–Cardona simplified kinematic
-    relations, ρ∞ = 0.9, consistent initial accelerations, ``T_exp`` kept or neglected)."""
+def _settings(exu, n_steps: int, t_end: float, *, use_texp: bool = False, modified_newton: bool = False,
+              sparse: bool = False):
+    """Exudyn settings shared by every run: fixed step, no output files, dense (or ``sparse``)
+    linear solver, and the paper's variant of Lie group generalized-α (Brüls–Cardona simplified
+    kinematic relations, ρ∞ = 0.9, consistent initial accelerations, ``T_exp`` kept or
+    neglected)."""
     s = exu.SimulationSettings()
     s.timeIntegration.numberOfSteps = n_steps
     s.timeIntegration.endTime = t_end
@@ -67,7 +70,7 @@ def _settings(exu, n_steps: int, t_end: float, *, use_texp: bool = False, modifi
     ga.lieGroupSimplifiedKinematicRelations = True
     ga.lieGroupAddTangentOperator = use_texp
     s.timeIntegration.newton.useModifiedNewton = modified_newton
-    s.linearSolver.solverType = exu.LinearSolverType.EXUdense
+    s.linearSolver.solverType = exu.LinearSolverType.EigenSparse if sparse else exu.LinearSolverType.EXUdense
     return s
 
 
@@ -87,6 +90,7 @@ class ExudynSystem:
     container: object
     mbs: object
     output: Callable
+    sparse: bool = False
 
 
 def _body_point(exu, body: int, local) -> Callable:
@@ -147,7 +151,7 @@ def solve(system: ExudynSystem, solver: str = "GeneralizedAlpha", h: float = 1e-
         raise ValueError(f"solver must be an exudyn.DynamicSolverType name, got {solver!r}")
     n_steps = n_steps_for(h, t_end)
     mbs = system.mbs
-    s = _settings(exu, n_steps, t_end, use_texp=use_texp, modified_newton=modified_newton)
+    s = _settings(exu, n_steps, t_end, use_texp=use_texp, modified_newton=modified_newton, sparse=system.sparse)
     start = time.perf_counter()
     if solver == "GeneralizedAlpha":
         main = exu.MainSolverImplicitSecondOrder()
@@ -215,6 +219,31 @@ def heavy_top_system(node: str = "RV", *, constrained: bool = True, top: HeavyTo
         local = X
     mbs.Assemble()
     return ExudynSystem(SC, mbs, _body_point(exu, body, local))
+
+
+def spherical_system(model: Model, node: str = "RV") -> ExudynSystem:
+    """A :class:`mbslib.model.Model` of rigid bodies and spherical joints under gravity (such as
+    the chain of :mod:`mbslib.systems.chain`) with Exudyn's sparse linear solver; the output point
+    is the last body's centre of mass."""
+    exu, eu = _exudyn()
+    _check_node(node)
+    if model.springs or model.loads or any(j.kind != "spherical" for j in model.joints):
+        raise ValueError("model must have spherical joints only, and no springs or loads")
+    gravity = np.zeros(3) if model.gravity is None else np.asarray(model.gravity.g, dtype=float)
+    SC = exu.SystemContainer()
+    mbs = SC.AddSystem()
+    ground = mbs.CreateGround()
+    bodies = [mbs.CreateRigidBody(
+        inertia=eu.RigidBodyInertia(b.mass, b.inertia, com=np.zeros(3), inertiaTensorAtCOM=True),
+        referencePosition=b.position, referenceRotationMatrix=b.rotation, initialVelocity=b.velocity,
+        initialAngularVelocity=b.rotation @ b.angular_velocity,  # global
+        gravity=gravity, nodeType=getattr(exu.NodeType, _NODE_TYPES[node])) for b in model.bodies]
+    for joint in model.joints:
+        a, b = ground if joint.body_a is None else bodies[joint.body_a], model.bodies[joint.body_b]
+        mbs.CreateSphericalJoint(itemNumbers=[a, bodies[joint.body_b]],
+                                 position=b.position + b.rotation @ joint.point_b)
+    mbs.Assemble()
+    return ExudynSystem(SC, mbs, _body_point(exu, bodies[-1], np.zeros(3)), sparse=True)
 
 
 def run_heavy_top(

@@ -158,6 +158,87 @@ def lu_solve_in_place(LU, piv, x):
 
 
 @numba.njit(cache=True)
+def band_width(n, kl, ku):
+    """Entries stored per row of a band matrix of order ``n`` (:func:`band_lu_factor`)."""
+    return min(n, 2 * kl + ku + 1)
+
+
+@numba.njit(cache=True)
+def band_first(i, n, kl, ku):
+    """First column stored in row ``i`` of a band matrix (:func:`band_lu_factor`)."""
+    return min(max(0, i - kl), n - band_width(n, kl, ku))
+
+
+@numba.njit(cache=True)
+def band_lu_factor(W, kl, ku, piv):
+    """LU factorisation with partial pivoting of a band matrix in place: the same eliminations
+    as :func:`lu_factor`, restricted to the band.
+
+    ``A`` (order ``N``, ``kl`` sub- and ``ku`` superdiagonals) is stored in ``W``, shape
+    ``(N, min(N, 2 kl + ku + 1))``: ``A[i, c]`` at ``W[i, c − f_i]`` with ``f_i``
+    :func:`band_first`, so that row ``i`` holds the columns from ``max(0, i − kl)`` on and the
+    ``kl`` extra superdiagonals that receive the fill of the row swaps; a dense matrix
+    (``kl = ku = N − 1``) is ``W = A``. Row ``k`` is swapped with the pivot row ``piv[k]`` on
+    columns ``k`` on; the multipliers of step ``k`` stay where they are computed (applied in
+    order by :func:`band_lu_solve_in_place`). Cost O(N kl (kl + ku)). Returns False if ``A`` is
+    singular to working precision (the test of :func:`lu_factor`). When the rows hold all ``N``
+    columns, ``W`` is ``A`` and this is :func:`lu_factor`."""
+    n = W.shape[0]
+    if W.shape[1] == n:
+        return lu_factor(W, piv)
+    scale = 0.0
+    for i in range(n):
+        for c in range(W.shape[1]):
+            scale = max(scale, abs(W[i, c]))
+    for k in range(n):
+        last, right = min(k + kl, n - 1), min(k + kl + ku, n - 1)
+        fk = band_first(k, n, kl, ku)
+        p, fp = k, fk
+        for i in range(k + 1, last + 1):
+            fi = band_first(i, n, kl, ku)
+            if abs(W[i, k - fi]) > abs(W[p, k - fp]):
+                p, fp = i, fi
+        piv[k] = p
+        if abs(W[p, k - fp]) <= 1e-15 * scale:
+            return False
+        if p != k:
+            for c in range(k, right + 1):
+                W[k, c - fk], W[p, c - fp] = W[p, c - fp], W[k, c - fk]
+        d = W[k, k - fk]
+        for i in range(k + 1, last + 1):
+            fi = band_first(i, n, kl, ku)
+            W[i, k - fi] /= d
+            f = W[i, k - fi]
+            if f != 0.0:
+                Wi, Wk = W[i, k + 1 - fi:right + 1 - fi], W[k, k + 1 - fk:right + 1 - fk]
+                for c in range(right - k):
+                    Wi[c] -= f * Wk[c]
+    return True
+
+
+@numba.njit(cache=True)
+def band_lu_solve_in_place(W, kl, ku, piv, x):
+    """Overwrite ``x`` with the solution of ``A x = b``, ``W, piv`` the factors of
+    :func:`band_lu_factor` (no allocation; cost O(N (2 kl + ku)))."""
+    n = x.size
+    if W.shape[1] == n:
+        lu_solve_in_place(W, piv, x)
+        return
+    for k in range(n):
+        p = piv[k]
+        if p != k:
+            x[k], x[p] = x[p], x[k]
+        for i in range(k + 1, min(k + kl, n - 1) + 1):
+            x[i] -= W[i, k - band_first(i, n, kl, ku)] * x[k]
+    for k in range(n - 1, -1, -1):
+        fk = band_first(k, n, kl, ku)
+        acc = x[k]
+        for c in range(k + 1, min(k + kl + ku, n - 1) + 1):
+            acc -= W[k, c - fk] * x[c]
+        x[k] = acc / W[k, k - fk]
+
+
+@numba.njit(cache=True)
 def skew(a):
     """``ã`` with ``ã y = a × y``; shape (3, 3)."""
     return np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])

@@ -112,7 +112,11 @@ class ModelKind:
     ``n(P, form)`` coordinates (= velocities), ``n_constraints(P, form)``, ``n_pages(P, form)``
     4×4 pages of scratch (:func:`workspace`), ``n_record(P, form)`` values per record;
     ``check(P, form)`` returns ``P`` as a validated float vector or raises ``ValueError`` naming
-    the parameter.
+    the parameter. ``pattern(P, form)``, if given, returns the structural nonzeros of the model's
+    matrices as boolean arrays ``(N, Bp)``: ``N`` (n × n) holds those of ``M``, ``K``, ``C`` and
+    ``K T_exp``, ``Bp`` (n_constraints × n) those of ``B``; its kernels then write only these
+    entries (the rest of the arrays they are given stays as it is: zero). Without it the
+    matrices count as dense.
     """
 
     name: str
@@ -122,6 +126,7 @@ class ModelKind:
     n_pages: Callable
     n_record: Callable
     check: Callable
+    pattern: Callable | None = None
 
 
 @numba.njit(cache=True)
@@ -178,11 +183,12 @@ def bodies_uac(form, P, q_n, dq, q):
 
 @numba.njit(cache=True)
 def bodies_tangent(form, P, dq, T):
-    """``T_exp(Δq) = blockdiag(I, T_SO(3)(Δψᵢ), …)`` (RV) or ``I`` (classical)."""
+    """``T_exp(Δq) = blockdiag(I, T_SO(3)(Δψᵢ), …)`` (RV) or ``I`` (classical); only the
+    diagonal blocks are written."""
     nb, m, off = layout(form, dq.size)
-    T[:, :] = 0.0
     for i in range(nb):
         o = i * m
+        T[o:o + m, o:o + m] = 0.0
         for k in range(off):
             T[o + k, o + k] = 1.0
         form[4](dq, T, o + off)

@@ -22,6 +22,12 @@ Details (reconstructed in spec §2.10–2.13, following the authors' Exudyn solv
 - Bottasso scaling: equilibrium rows times ``β h²``, multipliers solved as ``β h² Δλ``;
 - convergence: ``|r| ≤ max(r_tol |r⁽⁰⁾|, a_tol)`` with ``r⁽⁰⁾`` the residual of the predictor,
   and ``|Φ| ≤ a_tol``;
+- the iteration matrix is assembled and factorised as a band matrix (:func:`band_structure`):
+  at bind time the unknowns ``(Δq, λ)`` are ordered by reverse Cuthill–McKee on the model's
+  sparsity pattern (``pattern``; dense without it) when that narrows the band, so that a chain
+  or tree of bodies costs O(n) per step: its band width does not grow with the number of
+  bodies. The factorisation is Gaussian elimination with partial pivoting (the constraint block
+  of (40) is zero) restricted to the band; for a dense model it is that of the whole matrix;
 - full Newton re-evaluates and factorises the iteration matrix in every iteration; modified
   Newton keeps its LU factors across steps and re-evaluates it when the error contracts by less
   than the factor ``contractivity`` or after ``max_modified`` iterations without update;
@@ -39,9 +45,11 @@ from typing import Protocol, runtime_checkable
 import numba
 import numpy as np
 from numba import types
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import reverse_cuthill_mckee
 
 from mbslib.formulations.compiled import FORM_T, MODEL_T, bind, machine_code, workspace
-from mbslib.kernels import lu_factor, lu_solve_in_place, mv, solve
+from mbslib.kernels import band_first, band_lu_factor, band_lu_solve_in_place, band_width, mv
 from mbslib.newton import NewtonError, NewtonReport
 from mbslib.validation import in_range, positive
 
@@ -74,6 +82,10 @@ class GeneralizedAlphaModel(Protocol):
         4×4 scratch pages of the kernels (:func:`mbslib.formulations.compiled.workspace`).
     n_record : int
         Values per record of ``kernels[2]``.
+    pattern : tuple or None
+        Structural nonzeros ``(N, Bp)`` (boolean, n × n and n_constraints × n) of ``M, K, C,
+        K T_exp`` and of ``B, B T_exp``, or None for dense matrices
+        (:class:`~mbslib.formulations.compiled.ModelKind`).
     """
 
     kernels: tuple
@@ -83,6 +95,7 @@ class GeneralizedAlphaModel(Protocol):
     n_constraints: int
     n_pages: int
     n_record: int
+    pattern: tuple | None
 
 
 @dataclass(frozen=True)
@@ -153,7 +166,9 @@ class NewtonSettings:
 # ---------------------------------------------------------------------------------------------
 
 _V, _I8, _F8, _B1 = types.float64[::1], types.int64, types.float64, types.boolean
-_M2 = types.float64[:, ::1]
+_M2, _IV = types.float64[:, ::1], types.int64[::1]
+#: numba type of a band structure (:class:`BandStructure`, ``arrays``).
+_BAND_T = types.Tuple((_IV, _IV, _IV, _IV, _IV, _IV, _IV, _IV, _I8, _I8))
 _COEF_T = types.UniTuple(_F8, 4)
 _SET_T = types.Tuple((_B1, _F8, _F8, _I8, _F8, _I8, _B1, _I8))
 
@@ -168,82 +183,102 @@ def _norm(x):
 
 
 @numba.njit(cache=True)
-def _evaluate(model, form, P, q, v, vd, lam, t, jac, work, M, g, K, C, B, phi, r):
+def _evaluate(model, form, P, band, q, v, vd, lam, t, jac, work, M, g, K, C, B, phi, r):
     """Residual (39)/(34) ``r = M v̇ − g + Bᵀλ``, ``Φ`` and ``B`` at the iterate; with ``jac``
-    also ``K`` and ``C`` for the iteration matrix."""
+    also ``K`` and ``C`` for the iteration matrix. The products run over the structural
+    nonzeros of ``band`` (rows of ``M`` and of ``B``)."""
     model[0](form, P, q, v, t, jac, work, M, g, K, C)
     model[1](form, P, q, work, phi, B)
+    _, row, col, _, brow, bcol, _, _, _, _ = band
     n = q.size
     for i in range(n):
         acc = -g[i]
-        for k in range(n):
-            acc += M[i, k] * vd[k]
+        for e in range(row[i], row[i + 1]):
+            acc += M[i, col[e]] * vd[col[e]]
         r[i] = acc
     for jj in range(lam.size):
         lj = lam[jj]
-        for i in range(n):
-            r[i] += B[jj, i] * lj
+        for e in range(brow[jj], brow[jj + 1]):
+            r[bcol[e]] += B[jj, bcol[e]] * lj
 
 
 @numba.njit(cache=True)
-def _iteration_matrix(model, form, P, dq, scale, beta_p, gamma_p, use_texp, M, K, C, B, T, S):
-    """Scaled iteration matrix (40)/(35) ``[[βh² (M β' + C γ' + K T), Bᵀ], [B T, 0]]`` into ``S``
-    (``scale = βh²``) from the ``M, K, C, B`` of the last :func:`_evaluate` with ``jac``."""
+def _iteration_matrix(model, form, P, band, dq, scale, beta_p, gamma_p, use_texp, M, K, C, B, T, S):
+    """Scaled iteration matrix (40)/(35) ``[[βh² (M β' + C γ' + K T), Bᵀ], [B T, 0]]`` into the
+    band storage ``S`` of ``band`` (``scale = βh²``) from the ``M, K, C, B`` of the last
+    :func:`_evaluate` with ``jac``: its structural nonzeros only."""
+    _, row, col, at, brow, bcol, b_up, b_low, _, _ = band
     n = M.shape[0]
     j = B.shape[0]
     if use_texp:
         model[4](form, P, dq, T)
+    S[:, :] = 0.0
+    flat = S.reshape(S.size)
     for i in range(n):
-        for k in range(n):
+        for e in range(row[i], row[i + 1]):
+            k = col[e]
             kt = K[i, k]
             if use_texp:
                 kt = 0.0
-                for m in range(n):
-                    kt += K[i, m] * T[m, k]
-            S[i, k] = scale * (M[i, k] * beta_p + C[i, k] * gamma_p + kt)
-        for jj in range(j):
-            S[i, n + jj] = B[jj, i]
+                for em in range(row[i], row[i + 1]):
+                    kt += K[i, col[em]] * T[col[em], k]
+            flat[at[e]] = scale * (M[i, k] * beta_p + C[i, k] * gamma_p + kt)
     for jj in range(j):
-        for k in range(n):
+        for e in range(brow[jj], brow[jj + 1]):
+            k = bcol[e]
+            flat[b_up[e]] = B[jj, k]
             bt = B[jj, k]
             if use_texp:
                 bt = 0.0
-                for m in range(n):
-                    bt += B[jj, m] * T[m, k]
-            S[n + jj, k] = bt
-        for kk in range(j):
-            S[n + jj, n + kk] = 0.0
+                for em in range(brow[jj], brow[jj + 1]):
+                    bt += B[jj, bcol[em]] * T[bcol[em], k]
+            flat[b_low[e]] = bt
 
 
 @numba.njit(cache=True)
-def _initial_acceleration(model, form, P, q, v, t, n_pages, j):
+def _band_solve(band, S, piv, b, y, x):
+    """``x`` = solution of the system factorised in ``S, piv`` for the right-hand side ``b``, both
+    in the model's order of unknowns (``y`` is scratch in the band's order)."""
+    pos, kl, ku = band[0], band[8], band[9]
+    for i in range(b.size):
+        y[pos[i]] = b[i]
+    band_lu_solve_in_place(S, kl, ku, piv, y)
+    for i in range(b.size):
+        x[i] = y[pos[i]]
+
+
+@numba.njit(cache=True)
+def _initial_acceleration(model, form, P, band, q, v, t, n_pages, j):
     """Consistent ``v̇₀, λ₀`` from ``[[M, Bᵀ], [B, 0]] [v̇; λ] = [g; −Ḃ v]`` (Ḃ v by differences
-    of B along the update map: once per run, outside Newton)."""
+    of B along the update map: once per run, outside Newton), in the band storage of (40)
+    (``K = C = 0`` without ``jac``). NaN if the matrix is singular."""
     n = q.size
+    kl, ku = band[8], band[9]
     work = workspace(n_pages)
     M, g, K, C = np.zeros((n, n)), np.zeros(n), np.zeros((n, n)), np.zeros((n, n))
     B, phi = np.zeros((j, n)), np.zeros(j)
     model[0](form, P, q, v, t, False, work, M, g, K, C)
-    A = np.zeros((n + j, n + j))
     rhs = np.zeros(n + j)
-    A[:n, :n] = M
     rhs[:n] = g
     if j > 0:
         model[1](form, P, q, work, phi, B)
-        A[:n, n:] = B.T
-        A[n:, :n] = B
         s = 1e-6 / max(1.0, np.max(np.abs(v)))
         qs = np.empty(n)
         for sign in (1.0, -1.0):
             model[3](form, P, q, sign * s * v, qs)
             model[1](form, P, qs, work, phi, B)
             rhs[n:] -= sign * mv(B, v) / (2.0 * s)
-    x = solve(A, rhs)
+        model[1](form, P, q, work, phi, B)
+    A, piv = np.zeros((n + j, band_width(n + j, kl, ku))), np.zeros(n + j, dtype=np.int64)
+    _iteration_matrix(model, form, P, band, v, 1.0, 1.0, 0.0, False, M, K, C, B, K, A)
+    x = np.full(n + j, np.nan)
+    if band_lu_factor(A, kl, ku, piv):
+        _band_solve(band, A, piv, rhs, np.zeros(n + j), x)
     return x[:n], x[n:]
 
 
 @numba.njit(cache=True)
-def _integrate(model, form, P, n_pages, j, q, v, vd, a, lam, t0, h, n_steps, coefficients, settings,
+def _integrate(model, form, P, band, n_pages, j, q, v, vd, a, lam, t0, h, n_steps, coefficients, settings,
                record_every, rec, history):
     """Advance ``q, v, v̇, a`` (in place) by ``n_steps`` Lie group / classical generalized-α steps
     from ``t0`` (Algorithm 5 ≡ Algorithm 4 for addition UAC); ``λ`` of the last step to ``lam``.
@@ -255,15 +290,18 @@ def _integrate(model, form, P, n_pages, j, q, v, vd, a, lam, t0, h, n_steps, coe
     Returns the totals ``(iterations, residuals, matrices, LU factorisations)``, the largest
     iteration count, the failed step (−1 if none), and the status and iterations of the last
     step (status 0 converged, 1 no convergence, 2 singular matrix or non-finite residual). The
-    buffers are allocated once: no allocation per step.
+    buffers are allocated once: no allocation per step. The iteration matrix lives in the band
+    storage of ``band`` (:class:`BandStructure`).
     """
     alpha_m, alpha_f, beta, gamma = coefficients
     modified, rtol, atol, max_iter, contractivity, max_modified, use_texp, check_from = settings
     n = q.size
+    kl, ku = band[8], band[9]
     work = workspace(n_pages)
     M, g, K, C, T = np.zeros((n, n)), np.zeros(n), np.zeros((n, n)), np.zeros((n, n)), np.zeros((n, n))
     B, phi, r = np.zeros((j, n)), np.zeros(j), np.zeros(n)
-    S, piv, x = np.zeros((n + j, n + j)), np.zeros(n + j, dtype=np.int64), np.zeros(n + j)
+    S, piv = np.zeros((n + j, band_width(n + j, kl, ku))), np.zeros(n + j, dtype=np.int64)
+    b, y, x = np.zeros(n + j), np.zeros(n + j), np.zeros(n + j)
     q1, v1, vd1, a1, dq = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
     totals = np.zeros(4, dtype=np.int64)  # iterations, residuals, matrices, factorisations
     beta_p = (1.0 - alpha_m) / (h * h * beta * (1.0 - alpha_f))
@@ -290,7 +328,7 @@ def _integrate(model, form, P, n_pages, j, q, v, vd, a, lam, t0, h, n_steps, coe
         status = 1
         while True:  # line 7
             jac = (not modified) or (not have_S) or since >= max_modified
-            _evaluate(model, form, P, q1, v1, vd1, lam, t, jac, work, M, g, K, C, B, phi, r)  # lines 8–9
+            _evaluate(model, form, P, band, q1, v1, vd1, lam, t, jac, work, M, g, K, C, B, phi, r)  # lines 8–9
             totals[1] += 1
             norm_r = _norm(r)
             norm_phi = _norm(phi)
@@ -308,20 +346,20 @@ def _integrate(model, form, P, n_pages, j, q, v, vd, a, lam, t0, h, n_steps, coe
                 break
             if jac or (n_iter >= check_from and err > contractivity * err_prev):
                 if not jac:  # the contraction test asks for a new matrix: K and C at this iterate
-                    _evaluate(model, form, P, q1, v1, vd1, lam, t, True, work, M, g, K, C, B, phi, r)
-                _iteration_matrix(model, form, P, dq, scale, beta_p, gamma_p, use_texp, M, K, C, B, T, S)  # 12
+                    _evaluate(model, form, P, band, q1, v1, vd1, lam, t, True, work, M, g, K, C, B, phi, r)
+                _iteration_matrix(model, form, P, band, dq, scale, beta_p, gamma_p, use_texp, M, K, C, B, T, S)  # 12
                 totals[2] += 1
-                have_S = lu_factor(S, piv)
+                have_S = band_lu_factor(S, kl, ku, piv)
                 totals[3] += 1
                 since = 0
                 if not have_S:
                     status = 2
                     break
             for i in range(n):
-                x[i] = -scale * r[i]
+                b[i] = -scale * r[i]
             for jj in range(j):
-                x[n + jj] = -phi[jj]
-            lu_solve_in_place(S, piv, x)  # line 13
+                b[n + jj] = -phi[jj]
+            _band_solve(band, S, piv, b, y, x)  # line 13
             if not np.isfinite(_norm(x)):
                 status = 2
                 break
@@ -349,62 +387,151 @@ def _integrate(model, form, P, n_pages, j, q, v, vd, a, lam, t0, h, n_steps, coe
     return totals, max_it, failed, status, n_iter
 
 
-@numba.njit((MODEL_T, FORM_T, _V, _I8, _I8, _I8, _V, _V, _F8, _I8, _COEF_T, _SET_T, _I8), cache=True)
-def _run(model, form, P, j, n_pages, width, q0, v0, h, n_steps, coefficients, settings, record_every):
+@numba.njit((MODEL_T, FORM_T, _V, _BAND_T, _I8, _I8, _I8, _V, _V, _F8, _I8, _COEF_T, _SET_T, _I8), cache=True)
+def _run(model, form, P, band, j, n_pages, width, q0, v0, h, n_steps, coefficients, settings, record_every):
     """Time loop from consistent initial accelerations: final ``q, v``, totals, largest
     iteration count, failed step (−1 if none), record (``width`` values per row)."""
-    vd, lam = _initial_acceleration(model, form, P, q0, v0, 0.0, n_pages, j)
+    vd, lam = _initial_acceleration(model, form, P, band, q0, v0, 0.0, n_pages, j)
     q, v, a = q0.copy(), v0.copy(), vd.copy()
     n_rec = n_steps // record_every + 1 if record_every > 0 else 0
     rec = np.zeros((n_rec, width))
     if n_rec > 0:
         model[2](form, P, q, v, workspace(n_pages), rec[0])
-    totals, max_it, failed, _, _ = _integrate(model, form, P, n_pages, j, q, v, vd, a, lam, 0.0, h, n_steps,
+    totals, max_it, failed, _, _ = _integrate(model, form, P, band, n_pages, j, q, v, vd, a, lam, 0.0, h, n_steps,
                                               coefficients, settings, record_every, rec,
                                               np.zeros(settings[3] + 1))
     return q, v, totals, max_it, failed, rec
 
 
-@numba.njit((MODEL_T, FORM_T, _V, _I8, _I8, _V, _V, _V, _V, _F8, _F8, _COEF_T, _SET_T, _V), cache=True)
-def _step_entry(model, form, P, j, n_pages, q, v, vd, a, t, h, coefficients, settings, history):
+@numba.njit((MODEL_T, FORM_T, _V, _BAND_T, _I8, _I8, _V, _V, _V, _V, _F8, _F8, _COEF_T, _SET_T, _V), cache=True)
+def _step_entry(model, form, P, band, j, n_pages, q, v, vd, a, t, h, coefficients, settings, history):
     """One step of :func:`_integrate` from ``t`` (for :func:`step_genalpha`)."""
     lam = np.zeros(j)
-    totals, _, _, status, n_iter = _integrate(model, form, P, n_pages, j, q, v, vd, a, lam, t, h, 1, coefficients,
+    totals, _, _, status, n_iter = _integrate(model, form, P, band, n_pages, j, q, v, vd, a, lam, t, h, 1,
+                                              coefficients,
                                               settings, 0, np.zeros((0, 0)), history)
     return q, v, vd, a, lam, n_iter, status, totals
 
 
-@numba.njit((MODEL_T, FORM_T, _V, _I8, _I8, _V, _V, _F8), cache=True)
-def _initial_entry(model, form, P, j, n_pages, q, v, t):
+@numba.njit((MODEL_T, FORM_T, _V, _BAND_T, _I8, _I8, _V, _V, _F8), cache=True)
+def _initial_entry(model, form, P, band, j, n_pages, q, v, t):
     """:func:`_initial_acceleration` (for :func:`initial_state`)."""
-    return _initial_acceleration(model, form, P, q, v, t, n_pages, j)
+    return _initial_acceleration(model, form, P, band, q, v, t, n_pages, j)
 
 
-@numba.njit((MODEL_T, FORM_T, _V, _I8, _I8, _V, _V, _V, _V, _F8), cache=True)
-def _residual_entry(model, form, P, j, n_pages, q, v, vd, lam, t):
+@numba.njit((MODEL_T, FORM_T, _V, _BAND_T, _I8, _I8, _V, _V, _V, _V, _F8), cache=True)
+def _residual_entry(model, form, P, band, j, n_pages, q, v, vd, lam, t):
     """Residual and constraints of one iterate."""
     n = q.size
     phi, r = np.zeros(j), np.zeros(n)
-    _evaluate(model, form, P, q, v, vd, lam, t, False, workspace(n_pages), np.zeros((n, n)), np.zeros(n),
+    _evaluate(model, form, P, band, q, v, vd, lam, t, False, workspace(n_pages), np.zeros((n, n)), np.zeros(n),
               np.zeros((n, n)), np.zeros((n, n)), np.zeros((j, n)), phi, r)
     return r, phi
 
 
-@numba.njit((MODEL_T, FORM_T, _V, _I8, _I8, _V, _V, _V, _F8, _F8, _F8, _F8, _F8, _B1), cache=True)
-def _matrix_entry(model, form, P, j, n_pages, q, v, dq, t, h, beta, beta_p, gamma_p, use_texp):
-    """Iteration matrix at ``q, v`` (v̇ and λ do not enter it)."""
+@numba.njit((MODEL_T, FORM_T, _V, _BAND_T, _I8, _I8, _V, _V, _V, _F8, _F8, _F8, _F8, _F8, _B1), cache=True)
+def _matrix_entry(model, form, P, band, j, n_pages, q, v, dq, t, h, beta, beta_p, gamma_p, use_texp):
+    """Iteration matrix at ``q, v`` (v̇ and λ do not enter it), dense, in the model's order."""
     n = q.size
+    pos, kl, ku = band[0], band[8], band[9]
     M, K, C, B = np.zeros((n, n)), np.zeros((n, n)), np.zeros((n, n)), np.zeros((j, n))
-    S = np.zeros((n + j, n + j))
-    _evaluate(model, form, P, q, v, np.zeros(n), np.zeros(j), t, True, workspace(n_pages), M, np.zeros(n), K, C,
-              B, np.zeros(j), np.zeros(n))
-    _iteration_matrix(model, form, P, dq, beta * h * h, beta_p, gamma_p, use_texp, M, K, C, B, np.zeros((n, n)), S)
-    return S
+    S = np.zeros((n + j, band_width(n + j, kl, ku)))
+    _evaluate(model, form, P, band, q, v, np.zeros(n), np.zeros(j), t, True, workspace(n_pages), M, np.zeros(n),
+              K, C, B, np.zeros(j), np.zeros(n))
+    _iteration_matrix(model, form, P, band, dq, beta * h * h, beta_p, gamma_p, use_texp, M, K, C, B,
+                      np.zeros((n, n)), S)
+    dense = np.zeros((n + j, n + j))
+    for i in range(n + j):
+        for k in range(n + j):
+            if -kl <= pos[k] - pos[i] <= ku:
+                dense[i, k] = S[pos[i], pos[k] - band_first(pos[i], n + j, kl, ku)]
+    return dense
 
 
 # ---------------------------------------------------------------------------------------------
 # Python interface
 # ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BandStructure:
+    """Order and band of the unknowns ``(Δq, λ)`` of the iteration matrix (40) of one model.
+
+    ``order[p]`` is the unknown at position ``p`` of the band (the model's order is that of
+    ``(Δq, λ)``); ``kl`` and ``ku`` are the sub- and superdiagonals of the reordered matrix,
+    so a factorisation costs O((n + j) kl (kl + ku)). ``arrays`` is what the compiled kernels
+    take: the position of each unknown, the rows of ``M, K, C`` (start of each row, column of
+    each entry, its index in the flattened band storage of :func:`mbslib.kernels.band_lu_factor`), the
+    rows of ``B`` (start, column, places of ``Bᵀ`` and of ``B``), ``kl``, ``ku``.
+    """
+
+    order: np.ndarray
+    kl: int
+    ku: int
+    arrays: tuple
+
+
+def _bandwidths(S: np.ndarray, pos: np.ndarray) -> tuple[int, int]:
+    """Sub- and superdiagonals of the pattern ``S`` with the unknown ``i`` at position ``pos[i]``."""
+    rows, cols = np.nonzero(S)
+    d = pos[cols] - pos[rows]
+    return int(max(0, -d.min(initial=0))), int(max(0, d.max(initial=0)))
+
+
+def band_structure(n: int, n_constraints: int, pattern: tuple | None = None) -> BandStructure:
+    """The band of the iteration matrix (40) for the sparsity ``pattern = (N, Bp)`` of ``M, K, C``
+    and of ``B`` (:class:`GeneralizedAlphaModel`; None: dense).
+
+    Reverse Cuthill–McKee on the symmetric pattern of (40) replaces the model's own order if it
+    at least halves the cost ``kl (kl + ku)`` of the factorisation (a dense model keeps its
+    order, and its factorisation is that of the whole matrix). For a chain or a tree the band
+    width then depends on the bodies of a joint, not on their number.
+    """
+    j = n_constraints
+    if pattern is None:
+        N, Bp = np.ones((n, n), dtype=bool), np.ones((j, n), dtype=bool)
+    else:
+        N, Bp = (np.asarray(a, dtype=bool) for a in pattern)
+        if N.shape != (n, n) or Bp.shape != (j, n):
+            raise ValueError(f"pattern must be boolean arrays of shapes ({n}, {n}) and ({j}, {n}), "
+                             f"got {N.shape} and {Bp.shape}")
+    S = np.zeros((n + j, n + j), dtype=bool)
+    S[:n, :n], S[:n, n:], S[n:, :n] = N, Bp.T, Bp
+    S[np.arange(n + j), np.arange(n + j)] = True  # the pivots
+    rcm = reverse_cuthill_mckee(csr_matrix(S | S.T), symmetric_mode=True).astype(np.int64)
+    candidates = []
+    for order in (np.arange(n + j), rcm):
+        pos = np.empty(n + j, dtype=np.int64)
+        pos[order] = np.arange(n + j)
+        candidates.append((order, *_bandwidths(S, pos), pos))
+    (order, kl, ku, pos), (_, kl_r, ku_r, _) = candidates
+    if 2 * kl_r * (kl_r + ku_r) <= kl * (kl + ku):
+        order, kl, ku, pos = candidates[1]
+    w = min(n + j, 2 * kl + ku + 1)
+
+    def place(r, c):  # entry (r, c) of (40), model order: its index in the flattened band storage
+        return pos[r] * w + pos[c] - np.minimum(np.maximum(0, pos[r] - kl), n + j - w)
+
+    rows, cols = np.nonzero(N)
+    brows, bcols = np.nonzero(Bp)
+    arrays = (pos, np.searchsorted(rows, np.arange(n + 1)).astype(np.int64), cols.astype(np.int64),
+              place(rows, cols).astype(np.int64), np.searchsorted(brows, np.arange(j + 1)).astype(np.int64),
+              bcols.astype(np.int64), place(bcols, n + brows).astype(np.int64),
+              place(n + brows, bcols).astype(np.int64), kl, ku)
+    return BandStructure(order, kl, ku, arrays)
+
+
+_BANDS: dict = {}
+
+
+def model_band(model: GeneralizedAlphaModel) -> BandStructure:
+    """:func:`band_structure` of ``model`` (computed once per model and parameter vector)."""
+    key = (type(model), model.kernels, model.form, np.asarray(model.P, dtype=float).tobytes())
+    if key not in _BANDS:
+        if len(_BANDS) >= 64:
+            _BANDS.clear()
+        _BANDS[key] = band_structure(model.n, model.n_constraints, model.pattern)
+    return _BANDS[key]
 
 
 def _coefficients(method: GeneralizedAlpha) -> tuple:
@@ -413,9 +540,10 @@ def _coefficients(method: GeneralizedAlpha) -> tuple:
 
 
 def _model_args(model: GeneralizedAlphaModel) -> tuple:
-    """The kernel and formulation bundles, parameters, number of constraints and scratch pages."""
-    return *bind(model.kernels, model.form), np.ascontiguousarray(model.P, dtype=float), model.n_constraints, \
-        model.n_pages
+    """The kernel and formulation bundles, parameters, band structure, number of constraints and
+    scratch pages."""
+    return *bind(model.kernels, model.form), np.ascontiguousarray(model.P, dtype=float), model_band(model).arrays, \
+        model.n_constraints, model.n_pages
 
 
 def _settings(newton: NewtonSettings) -> tuple:

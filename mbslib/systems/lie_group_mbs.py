@@ -753,6 +753,12 @@ class Model:
         return int(self.kind.n_record(self.P, self.form))
 
     @property
+    def pattern(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """Structural nonzeros ``(N, Bp)`` of ``M, K, C`` and of ``B`` (boolean), None if dense
+        (:class:`~mbslib.formulations.compiled.ModelKind`)."""
+        return None if self.kind.pattern is None else self.kind.pattern(self.P, self.form)
+
+    @property
     def formulation(self) -> str:
         """ "RV", "Rxyz", "EP" or "Min. Coord."."""
         return FORMULATION[self.code]

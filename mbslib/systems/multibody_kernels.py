@@ -48,6 +48,32 @@ def n_pages(P, form) -> int:
     return nb * (BODY_PAGES + 2) + 2 * nb * nb
 
 
+def pattern(P, form) -> tuple[np.ndarray, np.ndarray]:
+    """Structural nonzeros (:class:`~mbslib.formulations.compiled.ModelKind`): each body's
+    diagonal block and the blocks coupling the two bodies of a spring in ``M, K, C``; in ``B`` a
+    joint row's bodies and a normalisation row's body."""
+    nb, n_rows, n_springs = int(P[0]), int(P[1]), int(P[2])
+    m = 3 + form[0]
+    n = nb * m
+    N, Bp = np.zeros((n, n), dtype=bool), np.zeros((n_rows + nb * form[1], n), dtype=bool)
+    for i in range(nb):
+        N[i * m:(i + 1) * m, i * m:(i + 1) * m] = True
+    o_spring = _HEADER + _BODY * nb + _ROW * n_rows
+    for ks in range(n_springs):
+        bodies = [int(x) for x in P[o_spring + _SPRING * ks:o_spring + _SPRING * ks + 2] if x >= 0]
+        for a in bodies:
+            for b in bodies:
+                N[a * m:(a + 1) * m, b * m:(b + 1) * m] = True
+    for k in range(n_rows):
+        r = _HEADER + _BODY * nb + _ROW * k
+        for body in (int(P[r + 1]), int(P[r + 2])):
+            if body >= 0:
+                Bp[k, body * m:(body + 1) * m] = True
+    for i in range(nb * form[1]):
+        Bp[n_rows + i, i * m:(i + 1) * m] = True
+    return N, Bp
+
+
 @numba.njit(cache=True)
 def _pages(nb):
     """First pages of ``J`` (per body), ``W`` (per body), ``Tr`` and ``Tw`` (per pair i nb + j)."""
@@ -154,19 +180,28 @@ def _spring_terms(form, P, o_s, t, jac, work, g, nb, m):
 @numba.njit(cache=True)
 def multibody_dynamics(form, P, q, v, t, jac, work, M, g, K, C):
     """``blockdiag(mᵢ I, ĜᵢᵀJᵢĜᵢ)``, ``g`` (gravity, springs, gyroscopic terms; eqs. 14, 23) and
-    the analytic ``K``, ``C`` (springs couple the rotational rows of their two bodies)."""
+    the analytic ``K``, ``C`` (springs couple the rotational rows of their two bodies): the
+    blocks of :func:`pattern` only, so the cost is linear in the numbers of bodies and springs."""
     nb = int(P[0])
     l = form[0]
     m = 3 + l
     J, W, TR, TW = _pages(nb)
-    M[:, :] = 0.0
+    o_spring = _HEADER + _BODY * nb + _ROW * int(P[1])
+    n_springs = int(P[2])
+    for i in range(nb):
+        o = i * m
+        M[o:o + m, o:o + m] = 0.0
+        if jac:
+            K[o:o + m, o:o + m] = 0.0
+            C[o:o + m, o:o + m] = 0.0
+            for p in (TR + i * nb + i, TW + i * nb + i):
+                work[p, :, :] = 0.0
     if jac:
-        K[:, :] = 0.0
-        C[:, :] = 0.0
-        for p in range(TR, TW + nb * nb):
-            for i in range(4):
-                for j in range(4):
-                    work[p, i, j] = 0.0
+        for ks in range(n_springs):
+            a, b = int(P[o_spring + _SPRING * ks]), int(P[o_spring + _SPRING * ks + 1])
+            if a >= 0 and b >= 0 and a != b:
+                for p in (TR + a * nb + b, TW + a * nb + b, TR + b * nb + a, TW + b * nb + a):
+                    work[p, :, :] = 0.0
     for i in range(nb):
         o = i * m
         b = _HEADER + _BODY * i
@@ -178,20 +213,19 @@ def multibody_dynamics(form, P, q, v, t, jac, work, M, g, K, C):
                 work[J + i, r, c] = P[b + 1 + r] if r == c else 0.0
         for r in range(l):
             g[o + 3 + r] = 0.0
-    o_spring = _HEADER + _BODY * nb + _ROW * int(P[1])
-    for ks in range(int(P[2])):
+    for ks in range(n_springs):
         _spring_terms(form, P, o_spring + _SPRING * ks, t, jac, work, g, nb, m)
     for i in range(nb):
         rotation_block(form, work, i * BODY_PAGES, J + i, TR + i * nb + i, TW + i * nb + i, W + i, v,
                        i * m + 3, jac, M, g, K, C)
     if not jac:
         return
-    for i in range(nb):  # coupling of body i's rotational rows to body j's rotation and rates
-        Gi = i * BODY_PAGES + G_
-        for j in range(nb):
-            if j == i:
-                continue
-            Gj, tr, tw = j * BODY_PAGES + G_, TR + i * nb + j, TW + i * nb + j
+    for ks in range(n_springs):  # coupling of a spring's bodies: i's rotational rows, j's rotation and rates
+        sa, sb = int(P[o_spring + _SPRING * ks]), int(P[o_spring + _SPRING * ks + 1])
+        if sa < 0 or sb < 0 or sa == sb:
+            continue
+        for i, j in ((sa, sb), (sb, sa)):
+            Gi, Gj, tr, tw = i * BODY_PAGES + G_, j * BODY_PAGES + G_, TR + i * nb + j, TW + i * nb + j
             for kk in range(l):
                 for a in range(l):
                     kr = 0.0
@@ -210,17 +244,20 @@ def multibody_dynamics(form, P, q, v, t, jac, work, M, g, K, C):
 
 @numba.njit(cache=True)
 def multibody_constraints(form, P, q, work, phi, B):
-    """Joint rows and normalisations (module docstring) with ``B = ∂Φ̇/∂v``."""
+    """Joint rows and normalisations (module docstring) with ``B = ∂Φ̇/∂v`` (the entries of
+    :func:`pattern` only)."""
     nb = int(P[0])
     n_rows = int(P[1])
     l = form[0]
     m = 3 + l
     for i in range(nb):
         form[2](q, q, i * m + 3, True, work, i * BODY_PAGES)  # the rates are not used
-    B[:, :] = 0.0
     for k in range(n_rows):
         r = _HEADER + _BODY * nb + _ROW * k
         a, b = int(P[r + 1]), int(P[r + 2])
+        for body in (a, b):
+            if body >= 0:
+                B[k, body * m:(body + 1) * m] = 0.0
         if int(P[r]) == mb.POSITION:
             w = (P[r + 3], P[r + 4], P[r + 5])
             acc = -P[r + 15]
@@ -269,4 +306,5 @@ MULTIBODY = ModelKind(
     n_pages=n_pages,
     n_record=lambda P, form: 2 * int(P[0]) * (3 + form[0]),
     check=lambda P, form: mb.check_params(P),
+    pattern=pattern,
 )

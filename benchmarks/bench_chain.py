@@ -1,0 +1,79 @@
+"""Cost per step of our generalized-α (RV) on the chain of N rods against Exudyn's sparse solver.
+
+Run with ``make bench`` (or ``python benchmarks/bench_chain.py [--rounds N] [--quick]``). The
+chain is the shoot-out's (:mod:`mbslib.systems.chain`: N rods joined by spherical joints, hung
+from the ground, under gravity). Ours is the compiled Lie group generalized-α in rotation
+vectors, whose iteration matrix is ordered into a band and factorised by a banded LU
+(:func:`mbslib.integrators.generalized_alpha.band_structure`); Exudyn 1.13.6 runs the same chain
+with rotation-vector nodes and its sparse linear solver (``EigenSparse``), the same step, horizon,
+ρ∞ = 0.9, ``T_exp`` neglected and full Newton with the same tolerances (Exudyn's defaults).
+Both run in this one process in interleaved rounds (:func:`mbslib.timing.time_interleaved`);
+the table gives the median CPU time per step, its spread, the ratio ours/Exudyn, the Newton
+iterations per step of both, how far the last rod's centre of mass lies apart at the end (a
+check that both compute the same motion), and the power law fitted to our cost and to Exudyn's.
+
+This is a benchmark, not a test: nothing here passes or fails on a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from mbslib import exudyn_models as ex
+from mbslib.formulations import lie_group
+from mbslib.integrators import generalized_alpha as ga
+from mbslib.systems import multibody as mb
+from mbslib.systems.chain import chain
+from mbslib.timing import time_interleaved
+
+SIZES = (4, 16, 64)
+H = 1e-3
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (default 5)")
+    parser.add_argument("--quick", action="store_true", help="a fifth of the horizon (a smoke run)")
+    args = parser.parse_args(argv)
+    ok, info = ex.exudyn_available()
+    if not ok:
+        raise SystemExit(info)
+    t_end = 0.02 if args.quick else 0.1
+    print(f"Exudyn {info} (sparse solver); chain of N rods, h = {H:g} s, {round(t_end / H)} steps; "
+          f"{args.rounds} interleaved rounds; CPU time per step, median (spread)\n")
+    head = (f"{'N':>3} {'band kl/ku':>10} {'ours µs':>14} {'Exudyn µs':>15} {'ratio':>6} "
+            f"{'it/step ours':>12} {'Exudyn':>7} {'|Δ end| m':>10}")
+    print(head)
+    print("-" * len(head))
+    us = {"ours": [], "exudyn": []}
+    for n in SIZES:
+        description = chain(n)
+        model, x0 = lie_group.absolute_model(description, "RV"), lie_group.initial_state(description, "RV")
+        system = ex.spherical_system(description, "RV")
+
+        def ours(model=model, x0=x0):
+            return ga.integrate_genalpha(model, x0, H, t_end)
+
+        def theirs(system=system):
+            return ex.solve(system, "GeneralizedAlpha", H, t_end)
+
+        mine, exu = ours(), theirs()  # compile, and the counts of one run
+        t = time_interleaved({"ours": ours, "exudyn": theirs}, rounds=args.rounds)
+        for k in us:
+            us[k].append(1e6 * t[k].median / mine.n_steps)
+        spread = {k: f"({100 * v.spread:.0f}%)" for k, v in t.items()}
+        end = mb.body_position(0, mine.q, n - 1)
+        band = ga.model_band(model)
+        failed = "" if mine.ok else "  (ours failed)"
+        print(f"{n:3d} {f'{band.kl}/{band.ku}':>10} {us['ours'][-1]:8.1f} {spread['ours']:>5} "
+              f"{us['exudyn'][-1]:9.1f} {spread['exudyn']:>5} {us['ours'][-1] / us['exudyn'][-1]:6.2f} "
+              f"{mine.iterations_per_step:12.2f} {exu.newton_iterations / exu.n_steps:7.2f} "
+              f"{np.linalg.norm(end - exu.com[:3]):10.1e}{failed}", flush=True)
+    slopes = {k: np.polyfit(np.log(SIZES), np.log(v), 1)[0] for k, v in us.items()}
+    print(f"\nfitted exponent of the cost per step in N: ours {slopes['ours']:.2f}, Exudyn {slopes['exudyn']:.2f}")
+
+
+if __name__ == "__main__":
+    main()
