@@ -36,8 +36,8 @@ copyright = BOOK["book"]["copyright"]
 
 # Everything a page loads comes from the site itself (tests/test_site.py): MathJax from
 # sphinx-mathjax-offline, no widget manager (static panels are plain HTML, mbslib.widgets).
-extensions = ["balanced", "myst_nb", "scorecard", "paperfigures", "offline", "sphinx-mathjax-offline", "sphinx_copybutton",
-              "sphinx_exercise", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "apiref"]
+extensions = ["balanced", "myst_nb", "scorecard", "paperfigures", "offline", "sphinx-mathjax-offline",
+              "sphinx_copybutton", "sphinx_exercise", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "apiref"]
 root_doc = "index"
 # The chapters, then the scorecard and the API reference of mbslib (api.md, autodoc).
 APPENDICES = ["scorecard", "api"]

@@ -4,6 +4,7 @@ A small page is built with the book's own Sphinx configuration (notebooks/conf.p
 off), so the theme, MathJax and every extension of the book take part.
 """
 
+import os
 import shutil
 import textwrap
 from pathlib import Path
@@ -68,9 +69,14 @@ def site(tmp_path_factory):
         """))
     shutil.copy(NOTEBOOKS / "_static" / "favicon.svg", src / "plot.png")  # any image file will do
     out = tmp_path_factory.mktemp("html")
-    app = Sphinx(str(src), str(src), str(out), str(out / ".doctrees"), "html", status=None, warning=None,
-                 freshenv=True)
-    app.build()
+    environ = dict(os.environ)  # the book's conf.py sets variables for its kernels (MBS_STATIC_BUILD)
+    try:
+        app = Sphinx(str(src), str(src), str(out), str(out / ".doctrees"), "html", status=None, warning=None,
+                     freshenv=True)
+        app.build()
+    finally:
+        os.environ.clear()
+        os.environ.update(environ)
     return out
 
 
@@ -99,7 +105,6 @@ def test_api_reference_documents_every_module_without_a_warning(tmp_path):
     """notebooks/api.md, built nitpicky with the book's configuration (as `make book` builds it),
     renders the docstrings of every module of mbslib without a warning."""
     import io
-    import os
 
     from sphinx.application import Sphinx
     from sphinx.util.console import strip_escape_sequences
