@@ -140,3 +140,18 @@ def test_chain_runs_as_a_dense_model_up_to_round_off():
     runs = [ga.integrate_genalpha(m, x0, 1e-3, 0.05) for m in (absolute, dense)]
     assert all(run.ok for run in runs)
     np.testing.assert_allclose(np.r_[runs[0].q, runs[0].v], np.r_[runs[1].q, runs[1].v], rtol=0, atol=1e-10)
+
+
+def test_factorisation_work_is_that_of_the_lu_the_kernels_use():
+    from mbslib.systems import lie_group_mbs as lg
+
+    top, _ = lg.heavy_top_model(lg.TOP_RV)
+    size = top.n + top.n_constraints
+    assert ga.factorisation_work(top) == pytest.approx(size**3 / 3)  # dense: no pattern
+    for n_bodies in (16, 32):
+        model = chain_model(n_bodies)
+        band, size = ga.model_band(model), model.n + model.n_constraints
+        assert ga.factorisation_work(model) == size * band.kl * (band.kl + band.ku) < size**3 / 3
+    # linear in the number of bodies
+    ratio = ga.factorisation_work(chain_model(32)) / ga.factorisation_work(chain_model(16))
+    assert ratio == pytest.approx(2.0, rel=0.05)

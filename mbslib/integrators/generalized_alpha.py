@@ -534,6 +534,16 @@ def model_band(model: GeneralizedAlphaModel) -> BandStructure:
     return _BANDS[key]
 
 
+def factorisation_work(model: GeneralizedAlphaModel) -> float:
+    """Multiply–adds of one factorisation of the iteration matrix (40) of ``model`` as the
+    kernels perform it: ``N³/3`` for the dense LU (``N = n + j`` unknowns), ``N kl (kl + ku)`` for
+    the banded one (:func:`model_band`, :func:`mbslib.kernels.band_lu_factor`)."""
+    band, size = model_band(model), model.n + model.n_constraints
+    if band_width(size, band.kl, band.ku) == size:
+        return size**3 / 3
+    return float(size * band.kl * (band.kl + band.ku))
+
+
 def _coefficients(method: GeneralizedAlpha) -> tuple:
     """``(α_m, α_f, β, γ)`` for the compiled kernels."""
     return float(method.alpha_m), float(method.alpha_f), float(method.beta), float(method.gamma)
