@@ -1,6 +1,7 @@
 """The library's caches: one fingerprint, nothing deleted, kernels shared between clones."""
 
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -42,3 +43,33 @@ def test_importing_keeps_other_versions_and_clones_share_compiled_kernels(tmp_pa
     _run(probe, clones[1], cache_home)  # the second clone, at another path, loads what the first compiled
     assert {p.name: p.stat().st_mtime_ns for p in folder.iterdir()} == first
     assert (other / "keep").exists()
+
+
+def test_a_kernel_called_with_a_bound_formulation_is_compiled_once_for_all_processes(tmp_path):
+    """:func:`~mbslib.formulations.compiled.bind_form`: the second process loads the kernel the
+    first one compiled (with the bundle of dispatchers it would compile again and again)."""
+    probe = ("import numpy as np; from mbslib.formulations import rotation_parameters as rp\n"
+             "from mbslib.formulations.compiled import bind_form, bodies_tangent_inv as f\n"
+             "f(bind_form(rp.RV), np.zeros(1), np.full(6, 0.1), np.ones(6), np.zeros(6))\n"
+             "print(len(f.stats.cache_hits), len(f.stats.cache_misses))")
+    assert _run(probe, ROOT, tmp_path) == "0 1\n"
+    assert _run(probe, ROOT, tmp_path) == "1 0\n"
+
+
+def test_no_cached_kernel_is_keyed_on_a_type_bound_to_one_process():
+    """Every cache index of this library version: no signature holds a dispatcher's type (see
+    :func:`~mbslib.formulations.compiled.bind_form`)."""
+    from numba.core import types
+
+    def bound_to_process(t):
+        return isinstance(t, types.Dispatcher) or (isinstance(t, types.BaseTuple)
+                                                   and any(bound_to_process(x) for x in t.types))
+
+    offending = []
+    for index in Path(os.environ["NUMBA_CACHE_DIR"]).rglob("*.nbi"):
+        with index.open("rb") as f:
+            pickle.load(f)  # numba's index format version
+            _, overloads = pickle.loads(f.read())
+        offending += [index.name for (signature, *_) in overloads
+                      if any(bound_to_process(t) for t in getattr(signature, "args", signature))]
+    assert not offending, f"kernels compiled for a bundle of dispatchers: {sorted(set(offending))}"

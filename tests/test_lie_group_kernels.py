@@ -18,7 +18,7 @@ import pytest
 
 from mbslib import kernels as K
 from mbslib.formulations import rotation_parameters as rp
-from mbslib.formulations.compiled import ModelKind, vector_tangent, vector_tangent_inv, vector_uac, workspace
+from mbslib.formulations.compiled import ModelKind, bind_form, vector_tangent, vector_tangent_inv, vector_uac, workspace
 from mbslib.integrators import generalized_alpha as ga
 from mbslib.integrators import runge_kutta as rk
 from mbslib.integrators.tableaux import RK44
@@ -55,14 +55,14 @@ def _evaluate(model, q, v, t=0.3):
     M, g, Kt, C = np.zeros((n, n)), np.zeros(n), np.zeros((n, n)), np.zeros((n, n))
     phi, B = np.zeros(j), np.zeros((j, n))
     dynamics, constraints = model.kernels[:2]
-    dynamics(model.form, model.P, q, v, t, True, work, M, g, Kt, C)
-    constraints(model.form, model.P, q, work, phi, B)
+    dynamics(bind_form(model.form), model.P, q, v, t, True, work, M, g, Kt, C)
+    constraints(bind_form(model.form), model.P, q, work, phi, B)
     return M, g, Kt, C, phi, B
 
 
 def _uac(model, q, dq):
     out = np.zeros_like(q)
-    model.kernels[3](model.form, model.P, q, dq, out)
+    model.kernels[3](bind_form(model.form), model.P, q, dq, out)
     return out
 
 
@@ -83,7 +83,7 @@ def test_kernels_agree_with_the_evaluation_by_code(name, model, x0, rng):
         assert np.abs(B - L.constraint_jacobian(model.code, q, model.P)).max(initial=0.0) < 1e-14
     assert np.array_equal(_uac(model, q, 0.01 * v), L.uac(model.code, q, 0.01 * v))
     out = np.zeros(model.n_record)
-    model.kernels[2](model.form, model.P, q, v, workspace(model.n_pages), out)
+    model.kernels[2](bind_form(model.form), model.P, q, v, workspace(model.n_pages), out)
     expected = L.com_state(model.code, q, v, model.P) if model.code < L.MB_RV else np.concatenate([q, v])
     assert np.abs(out - expected).max() < 1e-14 * max(1.0, np.abs(expected).max())
 

@@ -89,14 +89,29 @@ class BoundKernel(types.WrapperAddressProtocol):
 
 
 @functools.cache
+def bind_form(form: tuple) -> tuple:
+    """The formulation bundle with its functions as first-class function values
+    (:class:`BoundKernel`; the bundle itself when numba is disabled).
+
+    Call a kernel from Python with this, never with the bundle of dispatchers: numba keys its
+    on-disk cache on the argument types, and a dispatcher's type is tied to one process, so with
+    the raw bundle every process compiles the kernel again and adds an entry that a later process
+    cannot save back (``ReferenceError: underlying object has vanished``).
+    """
+    if numba.config.DISABLE_JIT:
+        return form
+    return form[:2] + tuple(BoundKernel(f, slot.signature) for f, slot in zip(form[2:], FORM_T.types[2:],
+                                                                              strict=True))
+
+
+@functools.cache
 def bind(kernels: tuple, form: tuple) -> tuple[tuple, tuple]:
     """The kernel and formulation bundles as the first-class function values the integrators take
     (:class:`BoundKernel`; plain Python functions when numba is disabled)."""
     if numba.config.DISABLE_JIT:
         return kernels, form
     return (tuple(BoundKernel(f, slot.signature) for f, slot in zip(kernels, MODEL_T.types, strict=True)),
-            form[:2] + tuple(BoundKernel(f, slot.signature) for f, slot in zip(form[2:], FORM_T.types[2:],
-                                                                                  strict=True)))
+            bind_form(form))
 
 
 def machine_code(entry):
