@@ -9,13 +9,12 @@ from mbslib.integrators import livens as L
 from mbslib.newton import NewtonError, fd_jacobian
 from mbslib.quaternions import G, quat_dg_kinetic, quat_grad_kinetic
 from mbslib.simulate import simulate
+from mbslib.systems.four_bar_loop import FourBarLoop, triangle_load
 from mbslib.systems.livens_systems import (
-    FourBarLoop,
     FreeRigidBody,
     HeavyTop,
     MassSpring,
     SpringPendulum,
-    triangle_load,
 )
 
 RNG = np.random.default_rng(20240617)

@@ -6,7 +6,7 @@ from scipy.integrate import quad
 
 from mbslib.loads import triangular_pulse
 from mbslib.systems import nontwisting_body as nb
-from mbslib.systems.livens_systems import triangle_load
+from mbslib.systems.four_bar_loop import triangle_load
 
 
 def test_triangular_pulse_values_and_kinks():

@@ -26,6 +26,7 @@ from mbslib.systems import nontwisting_body as nt
 from mbslib.systems.benchmarks import pendulum_3d
 from mbslib.systems.binder_torus import make_torus
 from mbslib.systems.elastic_pendulum import ElasticPendulum
+from mbslib.systems.four_bar_loop import FourBarLoop
 from mbslib.systems.pendulum3d import Pendulum3D
 from mbslib.systems.rigid_bodies import free_body, heavy_top
 
@@ -45,7 +46,7 @@ def _lie_group_models():
 # --- the paper systems the chapters pass to each family ----------------------------------------
 
 @pytest.mark.parametrize("system", [ls.MassSpring(), ls.SpringPendulum(), ls.FreeRigidBody(), ls.HeavyTop(),
-                                    ls.FourBarLoop()], ids=lambda s: type(s).__name__)
+                                    FourBarLoop()], ids=lambda s: type(s).__name__)
 def test_livens_systems_of_chapter_000(system):
     assert isinstance(system, LivensSystem)
 
