@@ -224,18 +224,14 @@ def _em_run(model, built, h, t_end, every, name):
 # -- compiled schemes of paper 002 ----------------------------------------------------------------
 
 def _genalpha_run(form, model, absolute, h, t_end, every, name):
-    result, cpu = _timed(lambda: integrate_genalpha(absolute, lie_group.initial_state(model, form), h, t_end,
-                                                    record_every=every))
-    n, n_steps = absolute.n, round(t_end / h)
-    done = n_steps if result.ok else result.failed_step
-    rows = result.com[: done // every + 1]
-    t = every * h * np.arange(len(rows))
-    if done % every:  # the last state reached
-        rows, t = np.vstack([rows, np.r_[result.q, result.v]]), np.r_[t, done * h]
-    work = Work(steps=done, rhs_evaluations=result.residual_evaluations, newton_iterations=result.newton_iterations,
-                jacobian_evaluations=result.jacobians, factorisations=result.factorisations)
-    failure = "" if result.ok else f"Newton failed at step {result.failed_step} (t = {result.failed_step * h:g} s)"
-    return Run(name, h, lie_group.body_states(model, form, t, rows[:, :n], rows[:, n:]), work, cpu, failure=failure)
+    traj, cpu = _timed(lambda: integrate_genalpha(absolute, lie_group.initial_state(model, form), h, t_end,
+                                                  record_every=every))
+    n, rows, t = absolute.n, traj.x, traj.t
+    if traj.n_steps % every:  # the last state reached
+        rows, t = np.vstack([rows, np.r_[traj.q, traj.v]]), np.r_[t, traj.t_final]
+    failure = "" if traj.ok else str(traj.failure)
+    return Run(name, h, lie_group.body_states(model, form, t, rows[:, :n], rows[:, n:]), traj.work, cpu,
+               failure=failure)
 
 
 @dataclass(frozen=True)
@@ -291,9 +287,9 @@ def _rkmk_run(tableau, model, system, h, t_end, every, name, rtol=None):
         result, seconds = _timed(lambda x=x, span=span: integrate_explicit(absolute, x, tableau, h, span, rtol=rtol,
                                                                             atol=atol))
         cpu += seconds
-        work = work + Work(steps=result.n_steps, rejected_steps=result.n_rejected, rhs_evaluations=result.n_rhs)
+        work = work + result.work
         if not result.ok:
-            failure = f"{result.status} after t = {times[-1] + result.t:g} s"
+            failure = f"{result.failure.reason} at t = {times[-1] + result.t_final:g} s"
             break
         x = np.r_[result.q, result.v]
         rows.append(x)

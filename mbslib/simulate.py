@@ -107,5 +107,6 @@ def simulate(
     wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
     kept = len(reports) + 1
     work = Work(steps=len(reports)) + total_work(reports)
+    max_iterations = max((0 if r is None else r.n_iter for r in reports), default=0)
     return Trajectory(t=t[:kept], x=x[:kept], reports=tuple(reports), wall_time=wall, cpu_time=cpu,
-                      failure=failure, work=work)
+                      failure=failure, work=work, h=float(h), max_iterations=int(max_iterations))

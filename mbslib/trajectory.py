@@ -3,7 +3,11 @@
 Cost claims in the book are asserted on :class:`Work`: deterministic counts of what a run did,
 taken where the work happens (the Newton solver, the step functions, the compiled loops). Times
 swing with the machine's load; counts do not. A :class:`Trajectory` carries both, and the
-Newton failure that ended a run early, if any.
+failure that ended a run early, if any. Every driver returns one: :func:`mbslib.simulate.simulate`
+(a state and a step report per step) and the compiled time loops
+(:func:`~mbslib.integrators.runge_kutta.integrate_explicit`,
+:func:`~mbslib.integrators.generalized_alpha.integrate_genalpha`), which record the model's record
+every so many steps and keep the final state.
 """
 
 from __future__ import annotations
@@ -32,7 +36,8 @@ class Work:
     jacobian_evaluations : int
         Evaluations of the Newton (iteration) matrix, analytic or by finite differences.
     factorisations : int
-        Factorisations of the Newton matrix (fewer than the updates when a factorisation is reused).
+        Factorisations of the Newton matrix (fewer than the updates when a factorisation is reused);
+        for explicit schemes, of a configuration-dependent mass matrix (one per stage).
     """
 
     steps: int = 0
@@ -69,48 +74,98 @@ def total_work(reports) -> Work:
     return total
 
 
+class IntegrationError(RuntimeError):
+    """A run ended before its horizon for a reason other than Newton's
+    (:class:`~mbslib.newton.NewtonError`): a non-finite state, or the step limit of a controller.
+
+    Attributes
+    ----------
+    reason : str
+    step : int
+        Index of the step that was not taken.
+    t : float
+        Time at its start.
+    """
+
+    def __init__(self, reason: str, step: int, t: float):
+        self.reason, self.step, self.t = reason, step, t
+        super().__init__(f"{reason} at step {step} (t = {t:.6g})")
+
+
 @dataclass(frozen=True)
 class Trajectory:
     """A discrete trajectory.
 
     Attributes
     ----------
-    t : ndarray, shape (N+1,)
-        Time grid ``t0 + n h``.
-    x : ndarray, shape (N+1, n)
-        States, time-major: ``x[k]`` is the state at ``t[k]``.
+    t : ndarray, shape (K,)
+        The recorded instants: every step's ``t0 + n h`` (:func:`mbslib.simulate.simulate`), every
+        ``record_every``-th step's of a compiled loop (empty if it records nothing).
+    x : ndarray, shape (K, m)
+        The recorded rows, time-major: ``x[k]`` at ``t[k]``. The state for
+        :func:`~mbslib.simulate.simulate`; the model's record for the compiled loops (the state
+        ``[q; v]`` of a system, the centre of mass of a heavy top, ...).
     reports : tuple
-        One report per step, ``len == N``: a :class:`~mbslib.newton.NewtonReport` for implicit
-        schemes (it carries the step's work), ``None`` for explicit ones.
+        One report per step (``simulate``): a :class:`~mbslib.newton.NewtonReport` for implicit
+        schemes (it carries the step's work), ``None`` for explicit ones. Empty for compiled loops.
     wall_time, cpu_time : float
         Seconds spent in the time loop (wall clock and ``time.process_time``); shown, never a verdict.
-    failure : NewtonError or None
-        The Newton failure that ended the run early (the trajectory then holds the converged
-        steps before it), else None.
+    failure : Exception or None
+        What ended the run early (:class:`~mbslib.newton.NewtonError` or :class:`IntegrationError`,
+        with the step and its time; the trajectory then holds the steps before it), else None.
     work : Work
-        The counted work of the run: the steps plus the work of every report.
+        The counted work of the run; ``work.steps`` are the steps taken.
+    h : float or None
+        The step size (the largest and initial one under step-size control).
+    q, v : ndarray or None
+        Coordinates and velocities at :attr:`t_final` (compiled loops, whose ``x`` need not be the
+        state); None when ``x`` holds the states.
+    t_final : float
+        The last instant reached: the horizon, or the start of the step that failed (default ``t[-1]``).
+    max_iterations : int
+        The most Newton iterations of one step.
     """
 
     t: np.ndarray
     x: np.ndarray
-    reports: tuple
-    wall_time: float
+    reports: tuple = ()
+    wall_time: float = 0.0
     cpu_time: float = 0.0
     failure: Exception | None = None
     work: Work = Work()
+    h: float | None = None
+    q: np.ndarray | None = None
+    v: np.ndarray | None = None
+    t_final: float | None = None
+    max_iterations: int = 0
+
+    def __post_init__(self):
+        if self.t_final is None:
+            object.__setattr__(self, "t_final", float(self.t[-1]))
 
     @property
-    def h(self) -> float:
-        """The step size."""
-        return float(self.t[1] - self.t[0])
+    def ok(self) -> bool:
+        """Whether the run reached its horizon."""
+        return self.failure is None
+
+    @property
+    def failed_step(self) -> int:
+        """Index of the step that ended the run, −1 if none did."""
+        return -1 if self.failure is None else int(self.failure.step)
 
     @property
     def n_steps(self) -> int:
-        return len(self.t) - 1
+        """Steps taken (accepted)."""
+        return self.work.steps
+
+    @property
+    def iterations_per_step(self) -> float:
+        """Newton iterations (the failing step's included) per step taken."""
+        return self.work.newton_iterations / max(self.work.steps, 1)
 
     @property
     def n_iter(self) -> np.ndarray:
-        """Newton iterations per step, shape (N,) (zeros for explicit schemes)."""
+        """Newton iterations per step, shape (N,) (zeros for explicit schemes; ``simulate`` only)."""
         return np.array([0 if r is None else r.n_iter for r in self.reports], dtype=int)
 
     @property

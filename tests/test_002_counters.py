@@ -11,6 +11,7 @@ from mbslib.integrators import runge_kutta as rk
 from mbslib.integrators.tableaux import DOPRI5, ODE23, RK44, RK67
 from mbslib.systems import lie_group_mbs as L
 from mbslib.systems import multibody as mb
+from mbslib.trajectory import Work
 
 # --- explicit: one force evaluation per stage, one mass-matrix solve per classical stage ------
 
@@ -20,15 +21,15 @@ def test_fixed_step_counts_are_stages_times_steps(tab):
     n_steps = 7
     for code, solves_per_stage in ((L.TOP_RV, 0), (L.TOP_RXYZ, 1)):
         res = rk.integrate_explicit(*L.heavy_top_model(code), tab, 1e-4, n_steps * 1e-4)
-        assert res.n_steps == n_steps and res.n_rejected == 0
-        assert res.n_rhs == tab.stages * n_steps
-        assert res.n_mass_solves == solves_per_stage * tab.stages * n_steps
+        assert res.n_steps == n_steps and res.work.rejected_steps == 0
+        assert res.work.rhs_evaluations == tab.stages * n_steps
+        assert res.work.factorisations == solves_per_stage * tab.stages * n_steps  # mass-matrix solves
 
 
 def test_rotor_counts():
     for code, solves_per_stage in ((L.ROT_RV, 0), (L.ROT_RXYZ, 1)):
         res = rk.integrate_explicit(*L.rotor_model(code), RK44, 1e-4, 5e-4)
-        assert res.n_rhs == 20 and res.n_mass_solves == 20 * solves_per_stage
+        assert res.work.rhs_evaluations == 20 and res.work.factorisations == 20 * solves_per_stage
 
 
 @pytest.mark.parametrize("tab", [DOPRI5, ODE23])
@@ -36,9 +37,10 @@ def test_adaptive_counts_include_rejected_steps(tab):
     """A large first step at a tight tolerance is rejected: every attempt costs all its stages."""
     for code in (L.TOP_RV, L.TOP_RXYZ):
         res = rk.integrate_explicit(*L.heavy_top_model(code), tab, 1e-2, 0.02, rtol=1e-10, atol=1e-12)
-        assert res.ok and res.n_rejected > 0
-        assert res.n_rhs == tab.stages * (res.n_steps + res.n_rejected)
-        assert res.n_mass_solves == (code == L.TOP_RXYZ) * res.n_rhs
+        w = res.work
+        assert res.ok and w.rejected_steps > 0
+        assert w.rhs_evaluations == tab.stages * (w.steps + w.rejected_steps)
+        assert w.factorisations == (code == L.TOP_RXYZ) * w.rhs_evaluations
 
 
 def test_explicit_driver_rejects_constrained_models():
@@ -67,7 +69,8 @@ def test_counts_of_a_step_that_cannot_converge():
     newton = ga.NewtonSettings(max_iter=1, rtol=1e-30, atol=1e-30)
     res = ga.integrate_genalpha(model, x0, 1e-3, 5e-3, newton=newton)
     assert res.failed_step == 0
-    assert (res.newton_iterations, res.residual_evaluations, res.jacobians, res.factorisations) == (1, 2, 1, 1)
+    w = res.work
+    assert w == Work(steps=0, newton_iterations=1, rhs_evaluations=2, jacobian_evaluations=1, factorisations=1)
 
 
 @pytest.mark.parametrize("code", [L.TOP_RV, L.SPH_RV, L.SPH_RXYZ, L.SPH_EP])
@@ -75,21 +78,25 @@ def test_full_newton_counts(code):
     """Full Newton: a matrix and an LU per iteration; a residual per iterate (predictor included)."""
     model, x0 = L.heavy_top_model(code)
     res = ga.integrate_genalpha(model, x0, 1e-4, 2e-3)
-    assert res.ok and res.newton_iterations == round(res.iterations_per_step * res.n_steps)
-    assert res.jacobians == res.factorisations == res.newton_iterations
-    assert res.residual_evaluations == res.newton_iterations + res.n_steps
+    w = res.work
+    assert res.ok and w.steps == 20 and w.newton_iterations >= w.steps
+    assert res.iterations_per_step == w.newton_iterations / w.steps
+    assert w.jacobian_evaluations == w.factorisations == w.newton_iterations
+    assert w.rhs_evaluations == w.newton_iterations + w.steps
 
 
 def test_modified_newton_reuses_the_factorisation():
     model, x0 = L.heavy_top_model(L.SPH_RV)
     res = ga.integrate_genalpha(model, x0, 5e-4, 0.02, newton=ga.NewtonSettings(modified=True))
-    assert res.ok and res.residual_evaluations == res.newton_iterations + res.n_steps
-    assert res.factorisations == res.jacobians and 1 <= res.jacobians < res.n_steps < res.newton_iterations
+    w = res.work
+    assert res.ok and w.rhs_evaluations == w.newton_iterations + w.steps
+    assert w.factorisations == w.jacobian_evaluations and 1 <= w.jacobian_evaluations < w.steps < w.newton_iterations
     # max_modified = 1: the first iteration of a step reuses the last matrix, every later one makes
     # a new one, and the first step starts without a matrix
     every = ga.integrate_genalpha(model, x0, 5e-4, 0.02, newton=ga.NewtonSettings(modified=True, max_modified=1))
     assert every.ok and every.max_iterations >= 2
-    assert every.jacobians == every.factorisations == every.newton_iterations - every.n_steps + 1
+    w = every.work
+    assert w.jacobian_evaluations == w.factorisations == w.newton_iterations - w.steps + 1
     with pytest.raises(ValueError, match="contraction_check_from"):
         ga.NewtonSettings(contraction_check_from=0)
 

@@ -32,7 +32,7 @@ Details (reconstructed in spec §2.10–2.13, following the authors' Exudyn solv
   Newton keeps its LU factors across steps and re-evaluates it when the error contracts by less
   than the factor ``contractivity`` or after ``max_modified`` iterations without update;
 - the work is counted where it is done: Newton iterations, residual evaluations (39),
-  iteration-matrix evaluations (40) and LU factorisations (:class:`ImplicitResult`);
+  iteration-matrix evaluations (40) and LU factorisations (:class:`~mbslib.trajectory.Work`);
 - consistent initial accelerations from the constrained equations of motion.
 """
 
@@ -51,6 +51,7 @@ from scipy.sparse.csgraph import reverse_cuthill_mckee
 from mbslib.formulations.compiled import FORM_T, MODEL_T, bind, machine_code, workspace
 from mbslib.kernels import band_first, band_lu_factor, band_lu_solve_in_place, band_width, mv
 from mbslib.newton import NewtonError, NewtonReport
+from mbslib.trajectory import Trajectory, Work
 from mbslib.validation import in_range, positive
 
 
@@ -390,17 +391,18 @@ def _integrate(model, form, P, band, n_pages, j, q, v, vd, a, lam, t0, h, n_step
 @numba.njit((MODEL_T, FORM_T, _V, _BAND_T, _I8, _I8, _I8, _V, _V, _F8, _I8, _COEF_T, _SET_T, _I8), cache=True)
 def _run(model, form, P, band, j, n_pages, width, q0, v0, h, n_steps, coefficients, settings, record_every):
     """Time loop from consistent initial accelerations: final ``q, v``, totals, largest
-    iteration count, failed step (−1 if none), record (``width`` values per row)."""
+    iteration count, failed step (−1 if none), record (``width`` values per row), and the status,
+    iterations and error history of the last step (see :func:`_integrate`)."""
     vd, lam = _initial_acceleration(model, form, P, band, q0, v0, 0.0, n_pages, j)
     q, v, a = q0.copy(), v0.copy(), vd.copy()
     n_rec = n_steps // record_every + 1 if record_every > 0 else 0
     rec = np.zeros((n_rec, width))
     if n_rec > 0:
         model[2](form, P, q, v, workspace(n_pages), rec[0])
-    totals, max_it, failed, _, _ = _integrate(model, form, P, band, n_pages, j, q, v, vd, a, lam, 0.0, h, n_steps,
-                                              coefficients, settings, record_every, rec,
-                                              np.zeros(settings[3] + 1))
-    return q, v, totals, max_it, failed, rec
+    history = np.zeros(settings[3] + 1)
+    totals, max_it, failed, status, n_iter = _integrate(model, form, P, band, n_pages, j, q, v, vd, a, lam, 0.0, h,
+                                                        n_steps, coefficients, settings, record_every, rec, history)
+    return q, v, totals, max_it, failed, rec, status, n_iter, history
 
 
 @numba.njit((MODEL_T, FORM_T, _V, _BAND_T, _I8, _I8, _V, _V, _V, _V, _F8, _F8, _COEF_T, _SET_T, _V), cache=True)
@@ -570,54 +572,11 @@ def _settings(newton: NewtonSettings) -> tuple:
     )
 
 
-@dataclass(frozen=True)
-class ImplicitResult:
-    """Outcome of :func:`integrate_genalpha`.
-
-    Attributes
-    ----------
-    q, v : ndarray, shape (n,)
-        Final coordinates and velocities (at the failing step's start if ``failed``).
-    n_steps : int
-    iterations_per_step : float
-        Total Newton iterations / number of steps (the initial-acceleration solve excluded).
-    jacobians : int
-        Number of iteration-matrix evaluations (40).
-    max_iterations : int
-    failed_step : int
-        Index of the step whose Newton iteration failed, −1 if none.
-    wall_time : float
-        Seconds of the compiled loop (wall clock).
-    newton_iterations : int
-        Total Newton iterations (the failing step's included).
-    residual_evaluations : int
-        Evaluations of the residual (39): one per iterate, the predictor included.
-    factorisations : int
-        LU factorisations of the iteration matrix (one per evaluation of it).
-    cpu_time : float
-        CPU seconds of the compiled loop (``time.process_time``).
-    com : ndarray, shape (n_rec, 6) or (n_rec, 2 n)
-        Every ``record_every`` steps the model's record: centre-of-mass position and velocity
-        (heavy tops), support point (rotor), the whole state ``[q; v]`` (systems).
-    """
-
-    q: np.ndarray
-    v: np.ndarray
-    n_steps: int
-    iterations_per_step: float
-    jacobians: int
-    max_iterations: int
-    failed_step: int
-    wall_time: float
-    com: np.ndarray
-    newton_iterations: int = 0
-    residual_evaluations: int = 0
-    factorisations: int = 0
-    cpu_time: float = 0.0
-
-    @property
-    def ok(self) -> bool:
-        return self.failed_step < 0
+def _newton_error(status: int, history, n_iter: int, t: float, step: int | None = None) -> NewtonError:
+    """The failure of a step that ended with ``status`` (:func:`_integrate`): its errors of the
+    iterates in units of the tolerance."""
+    reason = "no convergence" if status == 1 else "singular iteration matrix or non-finite residual"
+    return NewtonError(f"generalized-α: {reason}", tuple(float(e) for e in history[: n_iter + 1]), t=t, step=step)
 
 
 def integrate_genalpha(
@@ -629,11 +588,17 @@ def integrate_genalpha(
     method: GeneralizedAlpha = GeneralizedAlpha(),
     newton: NewtonSettings = NewtonSettings(),
     record_every: int = 0,
-) -> ImplicitResult:
+) -> Trajectory:
     """Integrate ``model`` from ``x0 = [q0; v0]`` at t = 0 to ``t_end`` with fixed step ``h``.
 
-    A step whose Newton iteration fails ends the run (``failed_step``): the paper counts such
-    a step size as "cannot simulate"; there is no step-size reduction.
+    Returns a :class:`~mbslib.trajectory.Trajectory`: every ``record_every`` steps (0: none) the
+    model's record (centre-of-mass position and velocity of the heavy tops, support point of the
+    rotor, the state ``[q; v]`` of a system), the final ``q, v``, the work (steps taken, one
+    residual evaluation (39) per iterate with the predictor, Newton iterations with the failing
+    step's, iteration-matrix evaluations (40) and their LU factorisations) and the largest
+    iteration count. A step whose Newton iteration fails ends the run with a
+    :class:`~mbslib.newton.NewtonError` naming it (``failed_step``; ``q, v`` are the state at its
+    start): the paper counts such a step size as "cannot simulate"; there is no step-size reduction.
     """
     positive(h=h, t_end=t_end)
     n_steps = round(t_end / h)
@@ -645,7 +610,7 @@ def integrate_genalpha(
         raise ValueError(f"x0 must have shape ({2 * n},), got {x0.shape}")
     run, model_args = machine_code(_run), _model_args(model)  # loads or compiles the kernels, untimed
     start, start_cpu = time.perf_counter(), time.process_time()
-    q, v, totals, max_it, failed, rec = run(
+    q, v, totals, max_it, failed, rec, status, last_iter, history = run(
         *model_args,
         model.n_record,
         x0[:n].copy(),
@@ -657,12 +622,14 @@ def integrate_genalpha(
         int(record_every),
     )
     wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
-    done = n_steps if failed < 0 else max(failed, 1)
+    done = n_steps if failed < 0 else int(failed)
+    failure = None if failed < 0 else _newton_error(status, history, last_iter, done * h, done)
+    rows = rec[: done // record_every + 1] if record_every > 0 else rec
     n_iter, n_res, n_jac, n_lu = (int(x) for x in totals)
-    return ImplicitResult(
-        q, v, int(n_steps), n_iter / done, n_jac, int(max_it), int(failed), wall, rec,
-        n_iter, n_res, n_lu, cpu,
-    )
+    work = Work(steps=done, rhs_evaluations=n_res, newton_iterations=n_iter, jacobian_evaluations=n_jac,
+                factorisations=n_lu)
+    return Trajectory(h * (record_every * np.arange(len(rows))), rows, wall_time=wall, cpu_time=cpu, failure=failure,
+                      work=work, h=float(h), q=q, v=v, t_final=done * h, max_iterations=int(max_it))
 
 
 def initial_state(model: GeneralizedAlphaModel, x0) -> np.ndarray:
@@ -727,9 +694,9 @@ def step_genalpha(
         _settings(newton),
         history,
     )
-    errors = tuple(float(e) for e in history[: it + 1])
     if status != 0:
-        raise NewtonError(f"generalized-α Newton failed (status {status})", errors, t=t)
+        raise _newton_error(status, history, it, t)
+    errors = tuple(float(e) for e in history[: it + 1])
     _, n_residual, n_jacobian, n_factorisations = (int(c) for c in totals)
     return np.concatenate([q, v, vd, a]), NewtonReport(True, int(it), errors, n_residual, n_jacobian,
                                                        n_factorisations)

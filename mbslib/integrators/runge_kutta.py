@@ -23,7 +23,6 @@ allocates nothing per step or stage. The tests run the same source with ``NUMBA_
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import numba
@@ -34,6 +33,7 @@ from mbslib.formulations.compiled import FORM_T, MODEL_T, bind, machine_code, wo
 from mbslib.formulations.rotation_parameters import LIE_GROUP
 from mbslib.integrators.tableaux import ButcherTableau
 from mbslib.kernels import lu_factor, lu_solve_in_place
+from mbslib.trajectory import IntegrationError, Trajectory, Work
 from mbslib.validation import positive
 
 
@@ -239,53 +239,6 @@ def _run(model, form, P, n_pages, width, lie, q0, v0, t_end, h_max, A, b, b_hat,
     return q, v, t, n_steps, n_rejected, n_rhs, n_solves, status, rec
 
 
-@dataclass(frozen=True)
-class ExplicitResult:
-    """Outcome of :func:`integrate_explicit`.
-
-    Attributes
-    ----------
-    q, v : ndarray, shape (n,)
-        Coordinates and velocities at the final time.
-    t : float
-        Final time reached.
-    n_steps, n_rejected : int
-        Accepted and rejected steps.
-    n_mass_solves : int
-        Solves with a configuration-dependent mass matrix (0 for Lie group models).
-    status : str
-        "ok", "step limit" or "non-finite".
-    wall_time : float
-        Seconds (the compiled loop only).
-    com : ndarray, shape (n_rec, n_record)
-        The model's record every ``record_every`` steps (fixed step only): centre-of-mass position
-        and velocity (heavy tops), support point (rotor), the state ``[q; v]`` (systems).
-    n_rhs : int
-        Force (right-hand side) evaluations: one per stage of every accepted or rejected step.
-    cpu_time : float
-        CPU seconds of the compiled loop (``time.process_time``).
-    """
-
-    q: np.ndarray
-    v: np.ndarray
-    t: float
-    n_steps: int
-    n_rejected: int
-    n_mass_solves: int
-    status: str
-    wall_time: float
-    com: np.ndarray
-    n_rhs: int = 0
-    cpu_time: float = 0.0
-
-    @property
-    def ok(self) -> bool:
-        return self.status == "ok"
-
-
-_STATUS = {0: "ok", 1: "step limit", 2: "non-finite"}
-
-
 def paper_tolerances(
     tableau: ButcherTableau, h: float, t_end: float, floor: float = 1e-12
 ) -> tuple[float, float]:
@@ -311,7 +264,7 @@ def integrate_explicit(
     h_min: float = 1e-10,
     max_steps: int = 20_000_000,
     record_every: int = 0,
-) -> ExplicitResult:
+) -> Trajectory:
     """Integrate an unconstrained model from ``x0 = [q0; v0]`` at t = 0 to ``t_end``.
 
     Parameters
@@ -329,10 +282,18 @@ def integrate_explicit(
     h_min : float
         Smallest step size; the controller accepts a step of this size whatever its error.
     max_steps : int
-        Cap on accepted plus rejected steps (status "step limit" when reached).
+        Cap on accepted plus rejected steps (the run ends with an :class:`~mbslib.trajectory.IntegrationError`).
     record_every : int
         Store the model's record (``kernels[2]``: the centre of mass of the heavy tops, the support
-        point of the rotor, the state of a system) every so many (fixed) steps; 0 records nothing.
+        point of the rotor, the state of a system) every so many fixed steps; 0 records nothing.
+
+    Returns
+    -------
+    Trajectory
+        The records and their instants, the final ``q, v`` and time reached, the work (steps,
+        rejected steps, one force evaluation per stage, the solves with a configuration-dependent
+        mass matrix as factorisations: none for Lie group models) and the failure, if any: a
+        non-finite state or the step limit (the state is then the last accepted one).
     """
     positive(h=h, t_end=t_end)
     if model.n_constraints > 0:
@@ -347,6 +308,8 @@ def integrate_explicit(
     adaptive = tableau.adaptive if adaptive is None else adaptive
     if adaptive and not tableau.adaptive:
         raise ValueError(f"tableau {tableau.name} has no embedded weights for step-size control")
+    if adaptive and record_every:
+        raise ValueError("record_every: a run with step-size control records nothing (fixed steps only)")
     if not adaptive and abs(round(t_end / h) * h - t_end) > 1e-9 * t_end:
         raise ValueError(f"t_end = {t_end} is not a whole multiple of h = {h}")
     if adaptive:
@@ -366,7 +329,13 @@ def integrate_explicit(
         int(max_steps), int(record_every),
     )
     wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
-    return ExplicitResult(
-        q, v, float(t), int(n_steps), int(n_rej), int(n_solves), _STATUS[int(status)], wall, rec,
-        int(n_rhs), cpu,
-    )
+    n_steps, t = int(n_steps), float(t)
+    failure = None
+    if status == 1:
+        failure = IntegrationError(f"step limit ({max_steps} accepted and rejected steps)", n_steps, t)
+    elif status == 2:
+        failure = IntegrationError("non-finite state", n_steps, t)
+    rows = rec[: n_steps // record_every + 1] if record_every > 0 else rec
+    work = Work(steps=n_steps, rejected_steps=int(n_rej), rhs_evaluations=int(n_rhs), factorisations=int(n_solves))
+    return Trajectory(h * (record_every * np.arange(len(rows))), rows, wall_time=wall, cpu_time=cpu, failure=failure,
+                      work=work, h=float(h), q=q, v=v, t_final=t)
