@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
 
 from mbslib.trajectory import Work
 
@@ -127,10 +129,19 @@ def fd_jacobian(residual: Residual, x: np.ndarray, r0: np.ndarray | None = None)
 LINEAR_SOLVERS = ("lu", "lstsq")
 
 
-def _newton_update(J: np.ndarray, r: np.ndarray, linear_solver: str, rcond: float) -> np.ndarray:
-    """The Newton update ``dx`` with ``J dx = r`` (LU) or its minimum-norm least-squares solution."""
+def _newton_update(J, r: np.ndarray, linear_solver: str, rcond: float) -> np.ndarray:
+    """The Newton update ``dx`` with ``J dx = r`` (LU) or its minimum-norm least-squares solution.
+
+    A sparse ``J`` (scipy.sparse) is factored by the sparse LU of SuperLU; the minimum-norm
+    update needs its SVD and takes it densely.
+    """
     if linear_solver == "lstsq":
-        return np.linalg.lstsq(J, r, rcond=rcond)[0]
+        return np.linalg.lstsq(J.toarray() if sp.issparse(J) else J, r, rcond=rcond)[0]
+    if sp.issparse(J):
+        try:
+            return spla.splu(sp.csc_array(J)).solve(r)
+        except RuntimeError as exc:  # SuperLU: "Factor is exactly singular"
+            raise np.linalg.LinAlgError(str(exc)) from None
     return np.linalg.solve(J, r)
 
 
@@ -155,7 +166,8 @@ def newton_solve(
     x0 : ndarray, shape (n,)
         Initial guess (usually the state at the start of the step).
     jacobian : callable, (n,) -> (n, n), optional
-        Analytic Jacobian ∂R/∂x. If omitted, :func:`fd_jacobian` is used.
+        Analytic Jacobian ∂R/∂x, a dense or a scipy.sparse matrix. If omitted,
+        :func:`fd_jacobian` is used.
     tol : float
         Converged when ``max|R(x)| <= tol``.
     max_iter : int
@@ -169,7 +181,8 @@ def newton_solve(
         residual (hence energy and momentum conservation) reaches round-off rather than ``tol``.
         The report's ``n_iter`` counts this update and ``residual_history`` ends with its residual.
     linear_solver : {"lu", "lstsq"}
-        ``"lu"``: ``dx = J⁻¹R`` (:func:`numpy.linalg.solve`). ``"lstsq"``: minimum-norm
+        ``"lu"``: ``dx = J⁻¹R`` (:func:`numpy.linalg.solve`, or
+        :func:`scipy.sparse.linalg.splu` for a sparse ``J``). ``"lstsq"``: minimum-norm
         (truncated-SVD) update ``np.linalg.lstsq(J, R, rcond=rcond)``, which drops singular
         values below ``rcond``·σ_max; it also works for rank-deficient or non-square Jacobians.
     rcond : float

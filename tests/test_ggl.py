@@ -68,9 +68,10 @@ def test_orthonormality_constraints_layouts(dim):
     """One implementation for the body layout [φ; d_1; ...] and for a bare director set."""
     H, c, labels = dr.internal_constraints(dim)
     n = dim * (dim + 1)
+    H = H.todense()
     assert H.shape == (len(c), n, n) and np.all(H[:, :dim, :] == 0)  # φ block untouched
     bare = dr.QuadraticConstraints.orthonormality(dim)  # q = (d_1, ..., d_dim)
-    np.testing.assert_array_equal(H[:, dim:, dim:], bare.H)
+    np.testing.assert_array_equal(H[:, dim:, dim:], bare.H.todense())
     assert tuple(labels) == bare.labels
     q = RNG.normal(size=n)
     np.testing.assert_allclose(dr.orthonormality_values(q, dim, offset=dim), bare.g(q[dim:]), atol=1e-15)
@@ -92,7 +93,7 @@ def test_constraint_jacobian_and_hessians_match_finite_differences(system):
     assert np.abs(system.G(q) - fd_jacobian(system.g, q)).max() <= 1e-9
     for k in range(system.m):
         Hk = fd_jacobian(lambda x, k=k: system.G(x)[k], q)
-        assert np.abs(Hk - system.constraints.H[k]).max() <= 1e-9
+        assert np.abs(Hk - system.constraints.H.todense()[k]).max() <= 1e-9
     assert np.abs(system.dV(q) - fd_jacobian(lambda x: np.atleast_1d(system.V(x)), q)[0]).max() <= 1e-9
     # vectorised evaluation over a trajectory agrees with the single-state one
     Q = RNG.normal(size=(4, system.d))
@@ -211,7 +212,7 @@ def test_velocity_constraints_at_nodes_follow_from_41a_and_41e():
     n = ggl.split_trajectory(TOP, top_run(h, 0.1))
     qbar = n.q[:-1] + h * n.v[:-1]
     shift = h * TOP.Minv * np.einsum("nkd,nk->nd", TOP.G(qbar), n.gam[1:])
-    closed = np.einsum("kde,ne,nd->nk", TOP.constraints.H, shift, n.p[1:] * TOP.Minv)
+    closed = np.einsum("kde,ne,nd->nk", TOP.constraints.H.todense(), shift, n.p[1:] * TOP.Minv)
     gv = TOP.velocity_constraints(n.q, n.p)[1:]
     assert np.abs(gv - closed).max() <= 1e-12
     assert np.abs(gv[:, :6]).max() > 1e-2 and np.abs(gv[:, 6:]).max() <= 1e-15

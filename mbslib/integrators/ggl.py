@@ -25,7 +25,10 @@ trajectory therefore stores q_{n+1}, p_{n+1} and the velocity v_n of the step *i
 The system is a :class:`GGLSystem`: a constant diagonal mass matrix, a quadratic potential and
 quadratic constraints (constant Hessians), for which the Newton matrix below is exact, as for
 :class:`~mbslib.systems.directors.ConstrainedSystem` (which
-:func:`mbslib.formulations.directors.director_system` builds from a model).
+:func:`mbslib.formulations.directors.director_system` builds from a model). Large systems
+(:data:`SPARSE_FROM` unknowns on) assemble the residual and the Newton matrix from sparse
+constraint matrices and factor it by sparse LU, so that for a chain of bodies the work of a step
+grows linearly with the number of bodies.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from dataclasses import replace
 from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
+import scipy.sparse as sp
 
 from mbslib.newton import NewtonError, NewtonReport, newton_solve
 from mbslib.symplectic import step_map_jacobian
@@ -42,6 +46,11 @@ from mbslib.validation import positive
 VARIANTS = ("paper", "printed", "no_hessian")
 #: Singular-value cut-off of the minimum-norm Newton fallback of :func:`step_ggl`.
 MIN_NORM_RCOND = 1e-12
+#: Newton systems of at least this many unknowns (3d + 2m) are assembled and factored sparsely
+#: (SuperLU). The systems of chapter 001 stay below (the top 54, the four-bar linkage 148) and
+#: keep LAPACK's dense LU, which is faster for the smallest ones (the sparse matrices cost a
+#: fixed time to build).
+SPARSE_FROM = 200
 
 
 def _check_variant(variant: str) -> None:
@@ -51,21 +60,24 @@ def _check_variant(variant: str) -> None:
 
 @runtime_checkable
 class GGLConstraints(Protocol):
-    """Quadratic constraints ``g_k(q) = ½ q·H_k q + a_k·q − c_k`` (constant Hessians ``H_k``)."""
+    """Quadratic constraints ``g_k(q) = ½ q·H_k q + a_k·q − c_k`` (constant Hessians ``H_k``).
+
+    The matrices come as dense ndarrays, or as scipy.sparse matrices for ``sparse=True``.
+    """
 
     def g(self, q: np.ndarray) -> np.ndarray:
         """``g(q)``, shape (m,) (41d)."""
         ...
 
-    def G(self, q: np.ndarray) -> np.ndarray:
+    def G(self, q: np.ndarray, *, sparse: bool = False):
         """Jacobian ``G(q) = ∂g/∂q``, shape (m, d): at ``q_n`` in (41b), at ``q̄`` in (41a, e)."""
         ...
 
-    def hessian_sum(self, w: np.ndarray) -> np.ndarray:
+    def hessian_sum(self, w: np.ndarray, *, sparse: bool = False):
         """``Σ_k w_k H_k``, shape (d, d): ``Γ`` of (41a–c) for ``w = γ``."""
         ...
 
-    def hessian_rows(self, w: np.ndarray) -> np.ndarray:
+    def hessian_rows(self, w: np.ndarray, *, sparse: bool = False):
         """Rows ``(H_k w)ᵀ``, shape (m, d): ``∂(Ḡ M⁻¹p)/∂q̄`` in the Newton matrix of (41e)."""
         ...
 
@@ -86,9 +98,9 @@ class GGLSystem(Protocol):
         Diagonal of the constant mass matrix (p₀ = M q̇₀; 41c).
     Minv : ndarray, shape (d,)
         Its inverse (41a, b, e).
-    C : ndarray, shape (d, d)
+    C : scipy.sparse array, shape (d, d)
         Constant damping matrix (57b; zero for 41b).
-    K : ndarray, shape (d, d)
+    K : scipy.sparse array, shape (d, d)
         Constant Hessian ∇²V (the step map's dependence on q_n).
     constraints : GGLConstraints
         The constraints g and their derivatives (41a, b, d, e).
@@ -98,8 +110,8 @@ class GGLSystem(Protocol):
     m: int
     M: np.ndarray
     Minv: np.ndarray
-    C: np.ndarray
-    K: np.ndarray
+    C: sp.sparray
+    K: sp.sparray
     constraints: GGLConstraints
 
     def dV(self, q: np.ndarray) -> np.ndarray:
@@ -134,7 +146,17 @@ def initial_vector(system: GGLSystem, q0, qdot0) -> np.ndarray:
     return np.concatenate([q0, system.M * qdot0, qdot0, np.zeros(2 * system.m)])
 
 
-def residual_ggl(system: GGLSystem, x_n, x_n1, h: float, variant: str = "paper") -> np.ndarray:
+def uses_sparse(system: GGLSystem, sparse: bool | None = None) -> bool:
+    """Whether a step of ``system`` assembles and factors its Newton system sparsely.
+
+    ``sparse=None`` decides by size: from :data:`SPARSE_FROM` unknowns on (the shoot-out's chain
+    of N ≥ 4 rods; the top and the four-bar linkage of chapter 001 stay dense).
+    """
+    return 3 * system.d + 2 * system.m >= SPARSE_FROM if sparse is None else bool(sparse)
+
+
+def residual_ggl(system: GGLSystem, x_n, x_n1, h: float, variant: str = "paper",
+                 sparse: bool | None = None) -> np.ndarray:
     """Residual of eqs. (41a-e) / (57a-e), ordered [R_q, R_p, R_v, R_λ, R_γ], shape (3d + 2m,).
 
     Parameters
@@ -146,62 +168,74 @@ def residual_ggl(system: GGLSystem, x_n, x_n1, h: float, variant: str = "paper")
     variant : {"paper", "printed", "no_hessian"}
         "printed": M⁻¹p_n instead of M⁻¹p_{n+1} in the Hessian term of (41b); "no_hessian": no
         Hessian terms in (41b, c) (negative controls).
+    sparse : bool, optional
+        Form Ḡ, G(q_n) and Γ as sparse matrices (work linear in their nonzeros); default by
+        size, :func:`uses_sparse`. The value is the same up to round-off.
     """
     _check_variant(variant)
+    sparse = uses_sparse(system, sparse)
     con, Minv = system.constraints, system.Minv
     q0, p0 = split(system, x_n)[:2]
     q1, p1, v, lam, gam = split(system, x_n1)
     qbar = q0 + h * v
-    Gbar = con.G(qbar)
-    Gamma = con.hessian_sum(gam)
+    Gbar = con.G(qbar, sparse=sparse)
+    Gamma = con.hessian_sum(gam, sparse=sparse)
     p_hess = p0 if variant == "printed" else p1
-    Gamma_pv = np.zeros((system.d, system.d)) if variant == "no_hessian" else Gamma  # Γ in (41b, c)
+    Gamma_pv = 0.0 * Gamma if variant == "no_hessian" else Gamma  # Γ in (41b, c)
     R_q = q1 - q0 - h * v - h * Minv * (Gbar.T @ gam)  # (41a)
-    R_p = (p1 - p0 + h * system.dV(q0) + h * con.G(q0).T @ lam + h * Gamma_pv @ (Minv * p_hess)
-           + h * system.C @ v)  # (41b)/(57b)
+    R_p = (p1 - p0 + h * system.dV(q0) + h * con.G(q0, sparse=sparse).T @ lam + h * Gamma_pv @ (Minv * p_hess)
+           + h * (system.C @ v))  # (41b)/(57b)
     R_v = system.M * v - p1 - h * Gamma_pv @ (Minv * p1)  # (41c)
     R_lam = con.g(q1)  # (41d)
     R_gam = Gbar @ (Minv * p1)  # (41e)
     return np.concatenate([R_q, R_p, R_v, R_lam, R_gam])
 
 
-def jacobian_ggl(system: GGLSystem, x_n, x_n1, h: float, variant: str = "paper") -> np.ndarray:
+def jacobian_ggl(system: GGLSystem, x_n, x_n1, h: float, variant: str = "paper", sparse: bool | None = None):
     """Newton matrix ∂R/∂x_{n+1} of :func:`residual_ggl`, shape (3d + 2m, 3d + 2m).
 
     Exact for constraints with constant Hessians (otherwise third derivatives of g would enter).
+    Assembled from its blocks as a sparse CSC matrix if ``sparse`` (default by size,
+    :func:`uses_sparse`): its nonzeros, and for a chain of bodies the work of its sparse LU,
+    grow linearly with the number of bodies. Otherwise a dense ndarray.
     """
     _check_variant(variant)
+    sparse = uses_sparse(system, sparse)
     con, M, Minv = system.constraints, system.M, system.Minv
-    d, m = system.d, system.m
+    d = system.d
     q0, p0 = split(system, x_n)[:2]
     q1, p1, v, lam, gam = split(system, x_n1)
     qbar = q0 + h * v
-    Gbar = con.G(qbar)
-    Gamma = con.hessian_sum(gam)
+    Gbar = con.G(qbar, sparse=sparse)
+    Gamma = con.hessian_sum(gam, sparse=sparse)
     GammaMinv = Gamma * Minv  # Γ M⁻¹ (scales columns)
-    Tbar = con.hessian_rows(Minv * p1)  # rows (D²g_k M⁻¹ p_{n+1})ᵀ, (m, d)
-    I = np.eye(d)
-    qs, ps, vs = slice(0, d), slice(d, 2 * d), slice(2 * d, 3 * d)
-    ls, gs = slice(3 * d, 3 * d + m), slice(3 * d + m, 3 * d + 2 * m)
-    J = np.zeros((3 * d + 2 * m, 3 * d + 2 * m))
-    # R_q
-    J[qs, qs] = I
-    J[qs, vs] = -h * I - h**2 * Minv[:, None] * Gamma
-    J[qs, gs] = -h * Minv[:, None] * Gbar.T
-    # R_p, R_v (the Hessian terms Γ M⁻¹ p of (41b, c))
+    Tbar = con.hessian_rows(Minv * p1, sparse=sparse)  # rows (D²g_k M⁻¹ p_{n+1})ᵀ, (m, d)
+    I = sp.eye_array(d) if sparse else np.eye(d)
     no_hess = variant == "no_hessian"
-    J[ps, ps] = I if variant != "paper" else I + h * GammaMinv
-    J[ps, vs] = h * system.C
-    J[ps, ls] = h * con.G(q0).T
-    if not no_hess:
-        J[ps, gs] = h * (con.hessian_rows(Minv * p0).T if variant == "printed" else Tbar.T)
-        J[vs, gs] = -h * Tbar.T
-    J[vs, ps] = -I if no_hess else -I - h * GammaMinv
-    J[vs, vs] = np.diag(M)
-    # R_λ, R_γ
-    J[ls, qs] = con.G(q1)
-    J[gs, ps] = Gbar * Minv
-    J[gs, vs] = h * Tbar
+    T_p = con.hessian_rows(Minv * p0, sparse=sparse) if variant == "printed" else Tbar  # ∂(Γ M⁻¹ p)/∂γ in (41b)
+    # block rows R_q, R_p, R_v (the Hessian terms Γ M⁻¹ p of 41b, c), R_λ, R_γ; block columns q, p, v, λ, γ
+    blocks = [
+        [I, None, -h * I - h**2 * Minv[:, None] * Gamma, None, -h * Minv[:, None] * Gbar.T],
+        [None, I if variant != "paper" else I + h * GammaMinv, h * system.C if system.C.nnz else None,
+         h * con.G(q0, sparse=sparse).T, None if no_hess else h * T_p.T],
+        [None, -I if no_hess else -I - h * GammaMinv, sp.diags_array(M) if sparse else np.diag(M), None,
+         None if no_hess else -h * Tbar.T],
+        [con.G(q1, sparse=sparse), None, None, None, None],
+        [None, Gbar * Minv, h * Tbar, None, None],
+    ]
+    return _assemble(blocks, (d, d, d, system.m, system.m), sparse)
+
+
+def _assemble(blocks, sizes, sparse: bool):
+    """The block matrix of ``blocks`` (None: zero block; block row/column i has size sizes[i])."""
+    if sparse:
+        return sp.block_array(blocks, format="csc")
+    start = np.cumsum([0, *sizes])
+    J = np.zeros((start[-1], start[-1]))
+    for a, row in enumerate(blocks):
+        for b, block in enumerate(row):
+            if block is not None:
+                J[start[a] : start[a + 1], start[b] : start[b + 1]] = block.toarray() if sp.issparse(block) else block
     return J
 
 
@@ -214,7 +248,7 @@ def jacobian_ggl_start(system: GGLSystem, x_n, x_n1, h: float, variant: str = "p
     Gamma = con.hessian_sum(gam)
     J = np.zeros((3 * d + 2 * m, 2 * d))
     J[:d, :d] = -np.eye(d) - h * Minv[:, None] * Gamma  # q̄ depends on q_n through Ḡᵀγ
-    J[d : 2 * d, :d] = h * system.K + h * con.hessian_sum(lam)  # ∇V(q_n) and G(q_n)ᵀλ
+    J[d : 2 * d, :d] = h * system.K.toarray() + h * con.hessian_sum(lam)  # ∇V(q_n) and G(q_n)ᵀλ
     J[d : 2 * d, d:] = -np.eye(d) + (h * Gamma * Minv if variant == "printed" else 0.0)
     J[3 * d + m :, :d] = con.hessian_rows(Minv * p1)  # Ḡ M⁻¹ p_{n+1}
     return J
@@ -229,7 +263,7 @@ def initial_guess(system: GGLSystem, x_n, h: float) -> np.ndarray:
 
 
 def step_ggl(system: GGLSystem, x_n, h: float, t: float = 0.0, *, variant: str = "paper", tol: float = 1e-9,
-             max_iter: int = 40) -> tuple[np.ndarray, NewtonReport]:
+             max_iter: int = 40, sparse: bool | None = None) -> tuple[np.ndarray, NewtonReport]:
     """One step of the GGL-VI (41a-e), or of the damped scheme (57a-e) if ``system.C`` ≠ 0.
 
     Parameters
@@ -246,6 +280,9 @@ def step_ggl(system: GGLSystem, x_n, h: float, t: float = 0.0, *, variant: str =
         the negative controls of :func:`residual_ggl`.
     tol, max_iter : float, int
         Newton settings (paper: 1e-9 on max|R|).
+    sparse : bool, optional
+        Assemble the residual and the Newton matrix sparsely and factor it by sparse LU
+        (default by size, :func:`uses_sparse`); the steps agree up to round-off.
 
     Returns
     -------
@@ -283,11 +320,11 @@ def step_ggl(system: GGLSystem, x_n, h: float, t: float = 0.0, *, variant: str =
 
     def residual(x):
         calls["residual"] += 1
-        return residual_ggl(system, x_n, x, h, variant)
+        return residual_ggl(system, x_n, x, h, variant, sparse)
 
     def jacobian(x):
         calls["jacobian"] += 1
-        return jacobian_ggl(system, x_n, x, h, variant)
+        return jacobian_ggl(system, x_n, x, h, variant, sparse)
 
     guess = initial_guess(system, x_n, h)
 
@@ -348,5 +385,6 @@ def step_map_jacobian_ggl(system: GGLSystem, x_n, x_n1, h: float, variant: str =
     Implicit differentiation of R(x_{n+1}; q_n, p_n) = 0 (see :mod:`mbslib.symplectic`).
     """
     return step_map_jacobian(
-        jacobian_ggl(system, x_n, x_n1, h, variant), jacobian_ggl_start(system, x_n, x_n1, h, variant), 2 * system.d
+        jacobian_ggl(system, x_n, x_n1, h, variant, sparse=False), jacobian_ggl_start(system, x_n, x_n1, h, variant),
+        2 * system.d
     )

@@ -12,8 +12,9 @@ Every constraint of such a model is therefore of the form
 
     g_k(q) = ½ q·H_k q + a_k·q − c_k,
 
-with constant Hessians H_k; :class:`QuadraticConstraints` stores (H, A, c) and gives g, its
-Jacobian G(q) and the Hessian contractions the GGL integrator needs.
+with constant Hessians H_k; :class:`QuadraticConstraints` stores (H, A, c), the Hessians sparsely
+(their nonzeros grow linearly with the number of bodies), and gives g, its Jacobian G(q) and the
+Hessian contractions the GGL integrator needs, dense or as sparse matrices.
 :class:`ConstrainedSystem` adds the diagonal mass matrix, a potential V(q) = ½ q·K q − f·q
 (gravity: K = 0, f = M b) and a constant viscous damping matrix C.
 
@@ -31,6 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+import scipy.sparse as sp
 
 from mbslib.validation import positive, vector
 
@@ -137,8 +139,9 @@ def orthonormality_constraints(dim: int = 3, pairs=None, offset: int = 0, n: int
 
     Returns
     -------
-    H : ndarray, shape (k, n, n)
-        Constant Hessians (I in block (i, i), or in blocks (i, j) and (j, i)).
+    H : scipy.sparse.coo_array, shape (k, n, n)
+        Constant Hessians (I in block (i, i), or in blocks (i, j) and (j, i)): dim nonzeros per
+        normalisation row, 2·dim per orthogonality row.
     c : ndarray, shape (k,)
         Constants (½ for the normalisation rows, 0 for the orthogonality rows).
     labels : list of str
@@ -160,22 +163,23 @@ def orthonormality_constraints(dim: int = 3, pairs=None, offset: int = 0, n: int
     for pair in pairs:
         if len(pair) != 2 or not all(1 <= i <= dim for i in pair):
             raise ValueError(f"pairs must hold director numbers in 1..{dim}, got {pair!r}")
-    I = np.eye(dim)
 
-    def block(i):  # slice of director d_i (i = 1..dim) in q
-        return slice(offset + dim * (i - 1), offset + dim * i)
+    def block(i):  # indices of director d_i (i = 1..dim) in q
+        return range(offset + dim * (i - 1), offset + dim * i)
 
-    H = np.zeros((len(pairs), n, n))
+    k, rows, cols = [], [], []  # the unit entries (k, row, column) of the Hessians H_k
     c = np.zeros(len(pairs))
     labels = []
-    for k, (i, j) in enumerate(pairs):
-        if i == j:  # ½(d_i·d_i − 1): Hessian I in block (i, i)
-            H[k, block(i), block(i)] = I
-            c[k] = 0.5
-        else:  # d_i·d_j: Hessian I in blocks (i, j) and (j, i)
-            H[k, block(i), block(j)] = I
-            H[k, block(j), block(i)] = I
+    for row, (i, j) in enumerate(pairs):
+        # ½(d_i·d_i − 1): Hessian I in block (i, i); d_i·d_j: I in blocks (i, j) and (j, i)
+        for a, b in [(i, i)] if i == j else [(i, j), (j, i)]:
+            k += [row] * dim
+            rows += block(a)
+            cols += block(b)
+        c[row] = 0.5 if i == j else 0.0
         labels.append(f"d{i}.d{j}")
+    coords = tuple(np.array(index, dtype=int) for index in (k, rows, cols))
+    H = sp.coo_array((np.ones(len(k)), coords), shape=(len(pairs), n, n))
     return H, c, labels
 
 
@@ -212,7 +216,7 @@ def internal_constraints(dim: int):
 
     Returns
     -------
-    H : ndarray, shape (k, n, n)
+    H : scipy.sparse.coo_array, shape (k, n, n)
         Constant Hessians (n = dim·(dim+1), k = 6 in 3-D, 3 in the plane).
     c : ndarray, shape (k,)
         Constants (½ for the normalisation rows, 0 for the orthogonality rows).
@@ -224,33 +228,66 @@ def internal_constraints(dim: int):
 # --------------------------------------------------------------------------------------------
 # constraints with constant Hessians
 # --------------------------------------------------------------------------------------------
+def _sum_at(index, values, size: int) -> np.ndarray:
+    """out[..., n] = Σ values[..., e] over the entries e with index[e] = n, shape (..., size)."""
+    if values.ndim == 1:
+        return np.bincount(index, values, minlength=size)
+    out = np.zeros(values.shape[:-1] + (size,))
+    np.add.at(out, (Ellipsis, index), values)
+    return out
+
+
+def _matrix(rows, cols, values, shape, sparse: bool):
+    """The matrix with ``values`` summed at ``(rows, cols)``: a CSR array or a dense ndarray.
+
+    Dense ``values`` may carry leading batch axes (..., nnz); the result then has shape
+    (..., *shape).
+    """
+    if sparse:
+        return sp.csr_array((values, (rows, cols)), shape=shape)
+    return _sum_at(rows * shape[1] + cols, values, shape[0] * shape[1]).reshape(values.shape[:-1] + tuple(shape))
+
+
 @dataclass(frozen=True)
 class QuadraticConstraints:
     """Constraints g_k(q) = ½ q·H_k q + a_k·q − c_k with constant Hessians.
 
+    The Hessians are stored sparsely (an orthonormality row has one or two identity blocks,
+    a linear joint row none), so memory and the work of every contraction grow with the number
+    of nonzeros, linearly in the number of bodies of a chain; ``H.todense()`` gives the dense
+    (m, d, d) array.
+
     Attributes
     ----------
-    H : ndarray, shape (m, d, d)
-        Symmetric Hessians D²g_k (zero for linear constraints).
+    H : scipy.sparse.coo_array, shape (m, d, d)
+        Symmetric Hessians D²g_k (no entries for linear constraints). Also accepted as a dense
+        array_like, converted on construction.
     A : ndarray, shape (m, d)
         Linear parts a_k.
     c : ndarray, shape (m,)
     labels : tuple of str, length m
     """
 
-    H: np.ndarray
+    H: sp.coo_array
     A: np.ndarray
     c: np.ndarray
     labels: tuple = ()
 
     def __post_init__(self):
         m, d = self.A.shape
-        if self.H.shape != (m, d, d) or self.c.shape != (m,):
-            raise ValueError(f"inconsistent shapes H {self.H.shape}, A {self.A.shape}, c {self.c.shape}")
-        if not np.allclose(self.H, np.swapaxes(self.H, 1, 2)):
+        H = sp.coo_array(self.H if sp.issparse(self.H) else np.asarray(self.H, dtype=float))
+        if H.shape != (m, d, d) or self.c.shape != (m,):
+            raise ValueError(f"inconsistent shapes H {H.shape}, A {self.A.shape}, c {self.c.shape}")
+        H.sum_duplicates()
+        k, i, j = H.coords
+        asymmetry = H - sp.coo_array((H.data, (k, j, i)), shape=H.shape)
+        asymmetry.sum_duplicates()
+        if not np.allclose(asymmetry.data, 0.0):
             raise ValueError("H must hold symmetric Hessians")
-        object.__setattr__(self, "_H_rows", self.H.reshape(m * d, d))  # [H_1; ...; H_m] for fast G
-        object.__setattr__(self, "_H_flat", self.H.reshape(m, d * d))  # for fast Σ w_k H_k
+        object.__setattr__(self, "H", H)
+        rows_A, cols_A = np.nonzero(self.A)
+        object.__setattr__(self, "_A_entries", (rows_A, cols_A, self.A[rows_A, cols_A]))
+        object.__setattr__(self, "_A_sparse", sp.csr_array(self.A))
 
     @classmethod
     def orthonormality(
@@ -264,32 +301,49 @@ class QuadraticConstraints:
     def m(self) -> int:
         return self.A.shape[0]
 
+    @property
+    def d(self) -> int:
+        return self.A.shape[1]
+
     def g(self, q: np.ndarray) -> np.ndarray:
         """Constraint values, shape (m,) for q of shape (d,) or (N, m) for a trajectory (N, d)."""
         q = np.asarray(q, dtype=float)
-        Hq = np.einsum("kde,...e->...kd", self.H, q)
-        return 0.5 * np.einsum("...kd,...d->...k", Hq, q) + q @ self.A.T - self.c
+        k, i, j = self.H.coords
+        quadratic = _sum_at(k, 0.5 * self.H.data * q[..., i] * q[..., j], self.m)  # ½ q·H_k q over the nonzeros
+        rows_A, cols_A, a = self._A_entries
+        return quadratic + _sum_at(rows_A, a * q[..., cols_A], self.m) - self.c  # + a_k·q over the nonzeros
 
-    def G(self, q: np.ndarray) -> np.ndarray:
-        """Jacobian G(q) = Dg(q), row k = H_k q + a_k; shape (m, d), or (N, m, d) for (N, d)."""
+    def G(self, q: np.ndarray, *, sparse: bool = False):
+        """Jacobian G(q) = Dg(q), row k = H_k q + a_k; shape (m, d), or (N, m, d) for q of shape (N, d).
+
+        ``sparse=True`` (one q only) returns a CSR array, assembled in work linear in the nonzeros.
+        """
         q = np.asarray(q, dtype=float)
-        if q.ndim == 1:
-            return self.hessian_rows(q) + self.A
-        return np.einsum("kde,...e->...kd", self.H, q) + self.A
+        if sparse and q.ndim != 1:
+            raise ValueError(f"q must have shape (d,) for sparse=True, got {q.shape}")
+        return self._hessian_times(q, sparse) + (self._A_sparse if sparse else self.A)
 
-    def hessian_sum(self, weights: np.ndarray) -> np.ndarray:
-        """Σ_k w_k H_k, shape (d, d) (the matrix Γ of the GGL scheme for w = γ)."""
-        d = self.A.shape[1]
-        return (weights @ self._H_flat).reshape(d, d)
+    def hessian_sum(self, weights: np.ndarray, *, sparse: bool = False):
+        """Σ_k w_k H_k, shape (d, d) (the matrix Γ of the GGL scheme for w = γ); CSR if ``sparse``."""
+        k, i, j = self.H.coords
+        return _matrix(i, j, np.asarray(weights, dtype=float)[k] * self.H.data, (self.d, self.d), sparse)
 
-    def hessian_rows(self, w: np.ndarray) -> np.ndarray:
-        """Rows (H_k w)ᵀ, shape (m, d) (the matrix T̄ of the GGL tangent for w = M⁻¹p)."""
-        return (self._H_rows @ w).reshape(self.A.shape)
+    def hessian_rows(self, w: np.ndarray, *, sparse: bool = False):
+        """Rows (H_k w)ᵀ, shape (m, d) (the matrix T̄ of the GGL tangent for w = M⁻¹p), or
+        (N, m, d) for w of shape (N, d); CSR if ``sparse``."""
+        return self._hessian_times(w, sparse)
+
+    def _hessian_times(self, w, sparse: bool):
+        """Rows (H_k w)ᵀ of the stored Hessians (G builds on it, whatever a subclass does to
+        :meth:`hessian_rows`)."""
+        k, i, j = self.H.coords
+        return _matrix(k, i, self.H.data * np.asarray(w, dtype=float)[..., j], self.A.shape, sparse)
 
     def scaled(self, S) -> QuadraticConstraints:
         """The constraints S_k g_k for a constant positive scaling vector S, shape (m,)."""
         S = vector("S", S, (self.m,))
-        return replace(self, H=S[:, None, None] * self.H, A=S[:, None] * self.A, c=S * self.c)
+        H = sp.coo_array((S[self.H.coords[0]] * self.H.data, self.H.coords), shape=self.H.shape)
+        return replace(self, H=H, A=S[:, None] * self.A, c=S * self.c)
 
 
 # --------------------------------------------------------------------------------------------
@@ -330,10 +384,11 @@ class ConstrainedSystem:
     f : ndarray, shape (d,)
         Constant generalised force (gravity: f = M b on the centre-of-mass blocks).
     constraints : QuadraticConstraints
-    K : ndarray, shape (d, d)
-        Constant stiffness (zero for gravity only).
-    C : ndarray, shape (d, d)
-        Constant damping matrix (zero if undamped).
+    K : scipy.sparse.csr_array, shape (d, d)
+        Constant stiffness (no entries for gravity only); also accepted dense, converted on
+        construction, as C.
+    C : scipy.sparse.csr_array, shape (d, d)
+        Constant damping matrix (no entries if undamped).
     dim : int
         Dimension of the vector blocks (for momentum maps): 3 or 2.
     offsets : tuple of int
@@ -343,8 +398,8 @@ class ConstrainedSystem:
     M: np.ndarray
     f: np.ndarray
     constraints: QuadraticConstraints
-    K: np.ndarray = None
-    C: np.ndarray = None
+    K: sp.csr_array = None
+    C: sp.csr_array = None
     dim: int = 3
     offsets: tuple = (0,)
 
@@ -352,10 +407,12 @@ class ConstrainedSystem:
         d = self.M.shape[0]
         if np.any(self.M <= 0):
             raise ValueError("M must have positive diagonal entries")
-        if self.K is None:
-            object.__setattr__(self, "K", np.zeros((d, d)))
-        if self.C is None:
-            object.__setattr__(self, "C", np.zeros((d, d)))
+        for name in ("K", "C"):  # sparse: a chain's zero matrices cost no memory and no work
+            value = getattr(self, name)
+            matrix = sp.csr_array((d, d)) if value is None else sp.csr_array(value, dtype=float)
+            if matrix.shape != (d, d):
+                raise ValueError(f"{name} must have shape {(d, d)}, got {matrix.shape}")
+            object.__setattr__(self, name, matrix)
         vector("f", self.f, (d,))
         if self.constraints.A.shape[1] != d:
             raise ValueError("constraints and M have different numbers of coordinates")
@@ -375,7 +432,7 @@ class ConstrainedSystem:
     def V(self, q):
         """Potential V(q) = ½ q·K q − f·q; q shape (d,) or (N, d)."""
         q = np.asarray(q, dtype=float)
-        return 0.5 * np.einsum("...d,de,...e->...", q, self.K, q) - q @ self.f
+        return 0.5 * np.sum(q * (self.K @ q.T).T, axis=-1) - q @ self.f
 
     def dV(self, q: np.ndarray) -> np.ndarray:
         """∇V(q) = K q − f, shape (d,)."""
@@ -402,16 +459,14 @@ class ConstrainedSystem:
     def dissipated_power(self, v):
         """P_v = v·C v (paper eq. 55 with the sign fixed); v shape (d,) or (N, d)."""
         v = np.asarray(v, dtype=float)
-        return np.einsum("...d,de,...e->...", v, self.C, v)
+        return np.sum(v * (self.C @ v.T).T, axis=-1)
 
     def with_constraint_scaling(self, S) -> ConstrainedSystem:
         """The same system with g replaced by S·g (S constant, positive, shape (m,))."""
         return replace(self, constraints=self.constraints.scaled(S))
 
     def with_damping(self, C) -> ConstrainedSystem:
-        C = np.asarray(C, dtype=float)
-        if C.shape != (self.d, self.d):
-            raise ValueError(f"C must have shape {(self.d, self.d)}, got {C.shape}")
+        """The same system with the damping matrix C, shape (d, d) (dense or sparse)."""
         return replace(self, C=C)
 
 
@@ -463,14 +518,14 @@ def assemble(bodies, gravity, joints=(), *, K=None, C=None) -> ConstrainedSystem
     d = layout.offsets[-1]
     M = np.concatenate([body.mass_diag() for body in bodies])
     f = np.zeros(d)
-    H_rows, A_rows, c_rows, labels = [], [], [], []
+    H_coords, H_data, A_rows, c_rows, labels = [], [], [], [], []
     for i, body in enumerate(bodies):
         o = layout.offsets[i]
         f[o : o + dim] = body.mass * b
         Hi, ci, li = internal_constraints(dim)
-        H = np.zeros((len(ci), d, d))
-        H[:, o : o + body.n_coords, o : o + body.n_coords] = Hi
-        H_rows.append(H)
+        k, r, s = Hi.coords  # body i's rows come after those of the bodies before it, its block at o
+        H_coords.append(np.stack([k + i * len(ci), r + o, s + o]))
+        H_data.append(Hi.data)
         A_rows.append(np.zeros((len(ci), d)))
         c_rows.append(ci)
         labels += [f"B{i + 1} {name}" for name in li]
@@ -483,13 +538,13 @@ def assemble(bodies, gravity, joints=(), *, K=None, C=None) -> ConstrainedSystem
             c = np.zeros(dim)
         else:
             raise ValueError(f"joints must be GroundPivot or Joint, got {type(joint).__name__}")
-        H_rows.append(np.zeros((dim, d, d)))
         A_rows.append(A)
         c_rows.append(c)
         labels += [f"{joint.label} {axis}" for axis in "xyz"[:dim]]
-    constraints = QuadraticConstraints(
-        H=np.concatenate(H_rows), A=np.concatenate(A_rows), c=np.concatenate(c_rows), labels=tuple(labels)
-    )
+    c = np.concatenate(c_rows)
+    coords = np.concatenate(H_coords, axis=1)
+    H = sp.coo_array((np.concatenate(H_data), tuple(coords)), shape=(c.size, d, d))  # joints are linear
+    constraints = QuadraticConstraints(H=H, A=np.concatenate(A_rows), c=c, labels=tuple(labels))
     return ConstrainedSystem(M=M, f=f, constraints=constraints, K=K, C=C, dim=dim, offsets=layout.offsets[:-1])
 
 

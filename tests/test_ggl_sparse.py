@@ -1,0 +1,142 @@
+"""The sparse constraint Hessians of the director systems and the sparse Newton solve of the GGL-VI."""
+
+from dataclasses import dataclass, replace
+from functools import partial
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from mbslib.formulations import directors
+from mbslib.integrators import ggl
+from mbslib.newton import NewtonError, fd_jacobian, newton_solve
+from mbslib.simulate import simulate
+from mbslib.systems import directors as dr
+from mbslib.systems import ggl_examples as ex
+from mbslib.systems.chain import chain
+
+RNG = np.random.default_rng(20261123)
+
+
+def chain_system(n):
+    return directors.director_system(chain(n))
+
+
+@dataclass(frozen=True)
+class DenseQuadratic:
+    """The constraints as the book stored them before: one dense d × d Hessian per row."""
+
+    H: np.ndarray  # (m, d, d)
+    A: np.ndarray
+    c: np.ndarray
+
+    @property
+    def m(self):
+        return self.A.shape[0]
+
+    def g(self, q):
+        return 0.5 * np.einsum("kde,d,e->k", self.H, q, q) + self.A @ q - self.c
+
+    def G(self, q, *, sparse=False):
+        return np.einsum("kde,e->kd", self.H, q) + self.A
+
+    def hessian_sum(self, w, *, sparse=False):
+        return np.einsum("k,kde->de", w, self.H)
+
+    def hessian_rows(self, w, *, sparse=False):
+        return self.H @ w
+
+
+def dense_twin(system):
+    con = system.constraints
+    return replace(system, constraints=DenseQuadratic(con.H.todense(), con.A, con.c))
+
+
+@pytest.mark.parametrize("system", [ex.heavy_top(), ex.double_four_bar(), chain_system(3)], ids=["top", "bar", "chain"])
+def test_sparse_contractions_match_the_dense_formulas_and_differences(system):
+    con, dense = system.constraints, dense_twin(system).constraints
+    q, w, gam = RNG.normal(size=system.d), RNG.normal(size=system.d), RNG.normal(size=system.m)
+    for sparse in (False, True):
+        G, Gamma, T = con.G(q, sparse=sparse), con.hessian_sum(gam, sparse=sparse), con.hessian_rows(w, sparse=sparse)
+        assert sp.issparse(G) == sp.issparse(Gamma) == sp.issparse(T) == sparse
+        as_dense = (lambda a: a.toarray()) if sparse else np.asarray
+        np.testing.assert_allclose(as_dense(G), dense.G(q), rtol=0, atol=1e-15)
+        np.testing.assert_allclose(as_dense(Gamma), dense.hessian_sum(gam), rtol=0, atol=1e-15)
+        np.testing.assert_allclose(as_dense(T), dense.hessian_rows(w), rtol=0, atol=1e-15)
+    np.testing.assert_allclose(con.g(q), dense.g(q), rtol=1e-14, atol=1e-14)
+    # against finite differences: G = Dg, and D(G(q)ᵀγ) = Σ γ_k H_k
+    assert np.abs(con.G(q) - fd_jacobian(con.g, q)).max() <= 1e-9
+    assert np.abs(con.hessian_sum(gam) - fd_jacobian(lambda x: con.G(x).T @ gam, q)).max() <= 1e-9
+    with pytest.raises(ValueError, match="q"):
+        con.G(RNG.normal(size=(2, system.d)), sparse=True)
+
+
+def test_stored_hessians_grow_linearly_with_the_chain():
+    """Per rod: three normalisation rows with 3 unit entries, three orthogonality rows with 6."""
+    sizes = np.array([1, 2, 4, 8, 16])
+    H = [chain_system(n).constraints.H for n in sizes]
+    assert [h.nnz for h in H] == list(27 * sizes)
+    stored = np.array([h.data.nbytes + sum(c.nbytes for c in h.coords) for h in H])
+    np.testing.assert_array_equal(stored, 27 * 32 * sizes)  # a float and three int64 indices per nonzero
+    system = chain_system(16)
+    assert system.K.nnz == system.C.nnz == 0  # gravity only, undamped: no entries either
+    assert system.constraints.H.shape == (9 * 16, 12 * 16, 12 * 16)  # dense: 10368 N³ bytes
+
+
+def test_hessians_must_be_symmetric():
+    H = np.zeros((1, 3, 3))
+    H[0, 0, 1] = 1.0
+    with pytest.raises(ValueError, match="symmetric"):
+        dr.QuadraticConstraints(H=H, A=np.zeros((1, 3)), c=np.zeros(1))
+
+
+def test_chain_steps_agree_with_the_dense_formulation():
+    """N = 2: the sparse assembly and LU against the dense Hessians of the book's first version,
+    assembled and factored densely, step by step with the same Newton iterations."""
+    model = chain(2)
+    system = chain_system(2)
+    x0 = ggl.initial_vector(system, *directors.initial_coordinates(model))
+    h, t_end = 1e-3, 0.05
+    sparse = simulate(partial(ggl.step_ggl, system, sparse=True), x0, h, t_end)
+    dense = simulate(partial(ggl.step_ggl, dense_twin(system), sparse=False), x0, h, t_end)
+    np.testing.assert_array_equal(sparse.n_iter, dense.n_iter)
+    scale = np.abs(dense.x).max(axis=0)
+    assert np.max(np.abs(sparse.x - dense.x) / np.maximum(scale, 1.0)) <= 1e-12
+    assert sparse.work.factorisations == dense.work.factorisations > 0
+
+
+def test_sparse_newton_matrix_is_the_dense_one_and_the_default_follows_size():
+    system = chain_system(2)
+    x_n = ggl.initial_vector(system, *directors.initial_coordinates(chain(2)))
+    x = ggl.initial_guess(system, x_n, 1e-3) + 1e-3 * RNG.normal(size=x_n.size)
+    for variant in ggl.VARIANTS:
+        J = ggl.jacobian_ggl(system, x_n, x, 1e-3, variant, sparse=True)
+        assert sp.issparse(J)
+        np.testing.assert_allclose(J.toarray(), ggl.jacobian_ggl(system, x_n, x, 1e-3, variant, sparse=False),
+                                   rtol=0, atol=1e-15)
+        np.testing.assert_allclose(ggl.residual_ggl(system, x_n, x, 1e-3, variant, sparse=True),
+                                   ggl.residual_ggl(system, x_n, x, 1e-3, variant, sparse=False), rtol=0, atol=1e-15)
+    assert not ggl.uses_sparse(ex.heavy_top()) and not ggl.uses_sparse(ex.double_four_bar())
+    assert ggl.uses_sparse(chain_system(4)) and not ggl.uses_sparse(chain_system(4), sparse=False)
+
+
+def test_damped_system_sparse_and_dense_agree():
+    bar = ex.double_four_bar(ex.FourBarParams(eta=0.5))
+    x_n = ggl.initial_vector(bar, *ex.four_bar_initial_state())
+    x = ggl.initial_guess(bar, x_n, 1e-3) + 1e-3 * RNG.normal(size=x_n.size)
+    assert bar.C.nnz > 0
+    np.testing.assert_allclose(ggl.jacobian_ggl(bar, x_n, x, 1e-3, sparse=True).toarray(),
+                               ggl.jacobian_ggl(bar, x_n, x, 1e-3, sparse=False), rtol=0, atol=1e-15)
+
+
+def test_sparse_newton_solve_and_its_singular_failure():
+    A = sp.csc_array(np.array([[4.0, 1.0], [1.0, 3.0]]))
+    b = np.array([1.0, 2.0])
+    x, report = newton_solve(lambda x: A @ x - b, np.zeros(2), lambda x: A)
+    np.testing.assert_allclose(A @ x, b, atol=1e-14)
+    assert report.n_factorisations == report.n_iter == 1
+    singular = sp.csc_array(np.array([[1.0, 1.0], [1.0, 1.0]]))
+    with pytest.raises(NewtonError, match="singular"):
+        newton_solve(lambda x: singular @ x - b, np.zeros(2), lambda x: singular)
+    x, _ = newton_solve(lambda x: singular @ x - np.ones(2), np.zeros(2), lambda x: singular, linear_solver="lstsq")
+    np.testing.assert_allclose(x, [0.5, 0.5], atol=1e-14)  # the minimum-norm solution
