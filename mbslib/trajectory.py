@@ -118,7 +118,7 @@ class Trajectory:
     h : float or None
         The step size (the largest and initial one under step-size control).
     q, v : ndarray or None
-        Coordinates and velocities at :attr:`t_final` (compiled loops, whose ``x`` need not be the
+        Coordinates and velocities at ``t_final`` (compiled loops, whose ``x`` need not be the
         state); None when ``x`` holds the states.
     t_final : float
         The last instant reached: the horizon, or the start of the step that failed (default ``t[-1]``).
