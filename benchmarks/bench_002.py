@@ -134,9 +134,9 @@ def main(argv=None) -> None:
         us = {k: 1e6 * v.median / n for k, v in t.items()}
         spread = {k: f"({100 * v.spread:.0f}%)" for k, v in t.items()}
         it_ours = mine.iterations_per_step
-        it_exu = theirs.newton_iterations / theirs.n_steps
+        it_exu = theirs.iterations_per_step
         ours = _output(row, mine)
-        dx = np.linalg.norm(ours - theirs.com[:ours.size])
+        dx = np.linalg.norm(ours - theirs.x[-1, :ours.size])
         failed = "" if mine.ok else "  (ours failed)"
         print(f"{row.label:44} {row.h:7.0e} {us['ours']:8.2f} {spread['ours']:>5} {us['exudyn']:9.2f} "
               f"{spread['exudyn']:>5} {us['ours'] / us['exudyn']:6.2f} {it_ours:12.2f} {it_exu:7.2f} "

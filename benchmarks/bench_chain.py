@@ -69,8 +69,8 @@ def main(argv=None) -> None:
         failed = "" if mine.ok else "  (ours failed)"
         print(f"{n:3d} {f'{band.kl}/{band.ku}':>10} {us['ours'][-1]:8.1f} {spread['ours']:>5} "
               f"{us['exudyn'][-1]:9.1f} {spread['exudyn']:>5} {us['ours'][-1] / us['exudyn'][-1]:6.2f} "
-              f"{mine.iterations_per_step:12.2f} {exu.newton_iterations / exu.n_steps:7.2f} "
-              f"{np.linalg.norm(end - exu.com[:3]):10.1e}{failed}", flush=True)
+              f"{mine.iterations_per_step:12.2f} {exu.iterations_per_step:7.2f} "
+              f"{np.linalg.norm(end - exu.x[-1, :3]):10.1e}{failed}", flush=True)
     slopes = {k: np.polyfit(np.log(SIZES), np.log(v), 1)[0] for k, v in us.items()}
     print(f"\nfitted exponent of the cost per step in N: ours {slopes['ours']:.2f}, Exudyn {slopes['exudyn']:.2f}")
 

@@ -25,6 +25,7 @@ from mbslib.simulate import n_steps_for
 from mbslib.systems.lie_group_mbs import HeavyTop, Rotor
 from mbslib.systems.puma560 import Puma560, reference_numba
 from mbslib.systems.slider_crank import SliderCrank
+from mbslib.trajectory import Trajectory, Work
 
 
 class ExudynMissing(ImportError):
@@ -106,45 +107,26 @@ def _body_point(exu, body: int, local) -> Callable:
     return output
 
 
-@dataclass(frozen=True)
-class ExudynRun:
-    """Outcome of :func:`solve` (and :func:`run_heavy_top`).
-
-    Attributes
-    ----------
-    com : ndarray
-        The system's output at the final time (:class:`ExudynSystem`): for the heavy top the
-        position and velocity of its centre of mass (inertial frame), shape (6,).
-    n_steps : int
-    newton_iterations : int
-        Total Newton iterations (0 for explicit solvers).
-    wall_time : float
-        Seconds spent in Exudyn's solver.
-    """
-
-    com: np.ndarray
-    n_steps: int
-    newton_iterations: int
-    wall_time: float
-
-    @property
-    def time_per_step(self) -> float:
-        return self.wall_time / self.n_steps
-
-
 def _check_node(node: str) -> None:
     if node not in _NODE_TYPES:
         raise ValueError(f"node must be one of {sorted(_NODE_TYPES)}, got {node!r}")
 
 
 def solve(system: ExudynSystem, solver: str = "GeneralizedAlpha", h: float = 1e-4, t_end: float = 1.0, *,
-          use_texp: bool = False, modified_newton: bool = False) -> ExudynRun:
+          use_texp: bool = False, modified_newton: bool = False) -> Trajectory:
     """Run an Exudyn solver on ``system`` from its initial state with fixed step ``h``.
 
     ``solver`` is an ``exudyn.DynamicSolverType`` name ("GeneralizedAlpha", "RK44", "RK67", ...);
     the explicit solvers eliminate the constraints and use the Lie group (RKMK) update.
     ``use_texp``, ``modified_newton``: generalized-α only, keep ``T_exp`` in the iteration
     matrix; modified Newton.
+
+    Returns a :class:`~mbslib.trajectory.Trajectory` of one row: ``t = [t_end]``, ``x[0]`` the
+    system's output there (:class:`ExudynSystem`: for the heavy top the position and velocity of
+    its centre of mass, inertial frame), ``wall_time`` the seconds in Exudyn's solver, and the work
+    Exudyn reports: ``work.steps`` and ``work.newton_iterations`` (0 for the explicit solvers).
+    Exudyn reports no residual, iteration-matrix or factorisation counts: those fields of
+    ``work`` are 0, meaning *not reported*, not *none done*.
     """
     exu, _ = _exudyn()
     if not hasattr(exu.DynamicSolverType, solver):
@@ -152,7 +134,7 @@ def solve(system: ExudynSystem, solver: str = "GeneralizedAlpha", h: float = 1e-
     n_steps = n_steps_for(h, t_end)
     mbs = system.mbs
     s = _settings(exu, n_steps, t_end, use_texp=use_texp, modified_newton=modified_newton, sparse=system.sparse)
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     if solver == "GeneralizedAlpha":
         main = exu.MainSolverImplicitSecondOrder()
         main.SolveSystem(mbs, s)
@@ -162,8 +144,9 @@ def solve(system: ExudynSystem, solver: str = "GeneralizedAlpha", h: float = 1e-
         s.timeIntegration.explicit.useLieGroupIntegration = True
         exu.SolveDynamic(mbs, s, solverType=getattr(exu.DynamicSolverType, solver))
         iterations = 0
-    wall = time.perf_counter() - start
-    return ExudynRun(system.output(mbs), n_steps, iterations, wall)
+    wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
+    return Trajectory(np.array([float(t_end)]), system.output(mbs)[None, :], wall_time=wall, cpu_time=cpu,
+                      work=Work(steps=n_steps, newton_iterations=iterations), h=float(h))
 
 
 def heavy_top_system(node: str = "RV", *, constrained: bool = True, top: HeavyTop | None = None) -> ExudynSystem:
@@ -256,8 +239,9 @@ def run_heavy_top(
     use_texp: bool = False,
     modified_newton: bool = False,
     top: HeavyTop | None = None,
-) -> ExudynRun:
-    """Simulate the heavy top in Exudyn and return the final centre-of-mass state.
+) -> Trajectory:
+    """Simulate the heavy top in Exudyn; the trajectory's one row is the final centre-of-mass state
+    (:func:`solve`).
 
     Parameters
     ----------
@@ -365,7 +349,7 @@ def run_slider_crank(
     :func:`slider_crank_system`."""
     run = solve(slider_crank_system(node, crank, universal_rod_first=universal_rod_first, rod_omega=rod_omega),
                 "GeneralizedAlpha", h, t_end)
-    return float(run.com[0]), run.newton_iterations / run.n_steps
+    return float(run.x[-1, 0]), run.iterations_per_step
 
 
 def puma_system(node: str = "RV", robot: Puma560 | None = None, *, profile: bool = True) -> ExudynSystem:

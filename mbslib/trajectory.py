@@ -6,13 +6,15 @@ swing with the machine's load; counts do not. A :class:`Trajectory` carries both
 failure that ended a run early, if any. Every driver returns one: :func:`mbslib.simulate.simulate`
 (a state and a step report per step) and the compiled time loops
 (:func:`~mbslib.integrators.runge_kutta.integrate_explicit`,
-:func:`~mbslib.integrators.generalized_alpha.integrate_genalpha`), which record the model's record
-every so many steps and keep the final state.
+:func:`~mbslib.integrators.generalized_alpha.integrate_genalpha`,
+:func:`~mbslib.systems.binder_torus.simulate_torus`), which record the model's record every so many
+steps and keep the final state, and the Exudyn cross-check (:func:`mbslib.exudyn_models.solve`),
+which reports the final output and the work Exudyn counts.
 """
 
 from __future__ import annotations
 
-from dataclasses import astuple, dataclass, fields
+from dataclasses import astuple, dataclass, field, fields
 
 import numpy as np
 
@@ -124,6 +126,9 @@ class Trajectory:
         The last instant reached: the horizon, or the start of the step that failed (default ``t[-1]``).
     max_iterations : int
         The most Newton iterations of one step.
+    extras : dict
+        Results of one driver that fit no field above, by name (documented by the driver: the
+        torus loop's recorded states and its time integrals); empty for the others.
     """
 
     t: np.ndarray
@@ -138,6 +143,7 @@ class Trajectory:
     v: np.ndarray | None = None
     t_final: float | None = None
     max_iterations: int = 0
+    extras: dict = field(default_factory=dict)
 
     def __post_init__(self):
         if self.t_final is None:

@@ -23,6 +23,7 @@ from mbslib.integrators.tableaux import (
     order_defects,
 )
 from mbslib.systems import lie_group_mbs as L
+from mbslib.trajectory import Trajectory, Work
 
 ANGLES = [1e-10, 1e-4, 1e-2, 0.5, 2.0, 3.0]
 
@@ -449,13 +450,28 @@ def test_exudyn_rkmk_matches_ours():
     m, x0 = L.heavy_top_model(L.TOP_RV)
     ours = rk.integrate_explicit(m, x0, RK44, 1e-4, 0.01)
     theirs = exudyn_models.run_heavy_top("RV", "RK44", 1e-4, 0.01, constrained=False)
-    assert np.abs(L.com_state(0, ours.q, ours.v, m.P) - theirs.com).max() < 1e-11
+    assert np.abs(L.com_state(0, ours.q, ours.v, m.P) - theirs.x[-1]).max() < 1e-11
     ga_run = exudyn_models.run_heavy_top("RV", "GeneralizedAlpha", 1e-4, 0.01, constrained=True)
     m, x0 = L.heavy_top_model(L.SPH_RV)
     mine = ga.integrate_genalpha(m, x0, 1e-4, 0.01)
-    assert np.abs(mine.q[:3] - ga_run.com[:3]).max() < 1e-8
+    assert np.abs(mine.q[:3] - ga_run.x[-1, :3]).max() < 1e-8
     with pytest.raises(ValueError, match="node"):
         exudyn_models.run_heavy_top("quaternion")
+
+
+def test_exudyn_solve_returns_a_trajectory_with_the_work_exudyn_reports():
+    from mbslib import exudyn_models as ex
+
+    run = ex.solve(ex.heavy_top_system("RV", constrained=True), "GeneralizedAlpha", 1e-3, 0.02)
+    assert isinstance(run, Trajectory) and run.ok and run.h == 1e-3
+    assert run.t.tolist() == [0.02] and run.t_final == 0.02 and run.x.shape == (1, 6)
+    w = run.work
+    assert w.steps == run.n_steps == 20 and w.newton_iterations >= w.steps
+    assert run.iterations_per_step == w.newton_iterations / 20
+    # Exudyn reports no residual, matrix or factorisation counts: 0, not reported
+    assert (w.rejected_steps, w.rhs_evaluations, w.jacobian_evaluations, w.factorisations) == (0, 0, 0, 0)
+    explicit = ex.solve(ex.heavy_top_system("RV", constrained=False), "RK44", 1e-3, 0.02)
+    assert explicit.work == Work(steps=20) and explicit.wall_time > 0.0
 
 
 @pytest.mark.parametrize("node", ["RV", "Rxyz", "EP"])
@@ -469,17 +485,17 @@ def test_exudyn_models_of_the_benchmark_match_ours(node):
     m, x0 = L.rotor_model(L.ROT_RV + code)
     ours = ga.integrate_genalpha(m, x0, 1e-4, 0.01)
     theirs = ex.solve(ex.rotor_system(node), "GeneralizedAlpha", 1e-4, 0.01)
-    assert np.abs(L.com_state(m.code, ours.q, ours.v, m.P) - theirs.com).max() < 1e-8
+    assert np.abs(L.com_state(m.code, ours.q, ours.v, m.P) - theirs.x[-1]).max() < 1e-8
     robot = Puma560(phi_goal_deg=tuple(np.asarray(Puma560().phi_init_deg) + 10.0))
     m = L.Model(L.MB_RV + code, robot.system(profile=False).params())
     ours = ga.integrate_genalpha(m, robot.absolute_state(code), 1e-3, 0.05)
     theirs = ex.solve(ex.puma_system(node, robot, profile=False), "GeneralizedAlpha", 1e-3, 0.05)
-    assert np.abs(ours.q[-3 - m.form[0]:-m.form[0]] - theirs.com[:3]).max() < 1e-9  # link 6's centre of mass
+    assert np.abs(ours.q[-3 - m.form[0]:-m.form[0]] - theirs.x[-1, :3]).max() < 1e-9  # link 6's centre of mass
     if node == "RV":
         chain = ga.integrate_genalpha(L.Model(L.CHAIN, robot.params(profile=False)), robot.initial_state(), 1e-3,
                                       0.05)
         tree = ex.solve(ex.puma_tree_system(robot), "GeneralizedAlpha", 1e-3, 0.05)
-        assert np.abs(np.concatenate([chain.q, chain.v]) - tree.com).max() < 1e-9
+        assert np.abs(np.concatenate([chain.q, chain.v]) - tree.x[-1]).max() < 1e-9
 
 
 # --- rotor surrogate ------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from mbslib import rodrigues as rr
 from mbslib.integrators import rodrigues_vi as rv
 from mbslib.systems import binder_torus as bt
 from mbslib.systems.pendulum3d import Pendulum3D, initial_conditions, reference_solution, rotation_angle
+from mbslib.trajectory import IntegrationError, Trajectory, Work
 
 RNG = np.random.default_rng(20211203)
 PEND = Pendulum3D()
@@ -244,14 +245,45 @@ def test_compiled_loop_matches_python_maps(name):
     h, n = 2e-3, 120
     ref = rv.run(rv.STEPS[name], torus, s0, h, n)[-1]
     out = bt.simulate_torus(torus, name, h, n * h, stride=n, state0=s0, store_states=True)
-    x, v, alpha, w = out.states[-1]
-    assert out.status == 0 and out.n_steps == n
+    x, v, alpha, w = out.extras["states"][-1]
+    assert out.ok and out.n_steps == n
     for a, b in ((x, ref.x), (v, ref.v), (alpha, ref.alpha), (w, ref.w)):
         assert np.abs(a - b).max() <= 1e-11 * (1 + np.abs(b).max())
     E_np = bt.energy_terms(torus, ref.x, ref.v, ref.alpha, ref.w).sum()
-    assert abs(out.col("E")[-1] - E_np) <= 1e-11 * abs(E_np)
+    assert abs(bt.column(out, "E")[-1] - E_np) <= 1e-11 * abs(E_np)
     q2 = bt.h1_integrand(ref.x, ref.v, ref.alpha, ref.w)
-    assert abs(out.col("q2")[-1] - q2) <= 1e-11 * q2
+    assert abs(bt.column(out, "q2")[-1] - q2) <= 1e-11 * q2
+
+
+def test_torus_trajectory_counts_steps_and_force_evaluations():
+    torus = bt.make_torus(bt.TorusParams(n_p=16, x_c=1.6))
+    h, n, stride = 2e-3, 30, 4
+    run = bt.simulate_torus(torus, "27", h, n * h, stride=stride)
+    assert isinstance(run, Trajectory) and run.ok and run.failed_step == -1
+    assert run.work == Work(steps=n, rhs_evaluations=n + 1)  # one force evaluation per step, plus the initial one
+    assert run.t_final == n * h and run.h == h and run.x.shape == (n // stride + 1, len(bt.COLUMNS))
+    np.testing.assert_array_equal(run.t, bt.column(run, "t"))
+    np.testing.assert_allclose(run.t, h * stride * np.arange(n // stride + 1), rtol=1e-14)
+    assert set(run.extras) == {"int_e2", "int_q2"} and run.extras["int_q2"] > 0.0
+    with pytest.raises(ValueError, match="name"):
+        bt.column(run, "E_total")
+
+
+def test_torus_failures_name_the_step_and_its_time():
+    torus = bt.make_torus(bt.TorusParams(n_p=16))
+    # a huge step: the energy leaves its bound; the step that blew up is taken and recorded
+    blown = bt.simulate_torus(torus, "25", 0.2, 20.0)
+    k = blown.failed_step
+    assert isinstance(blown.failure, IntegrationError) and blown.failure.reason == bt.BLOW_UP
+    assert 0 < k == blown.n_steps < 100 and blown.failure.t == blown.t_final == k * 0.2
+    assert blown.work == Work(steps=k, rhs_evaluations=k + 1) and len(blown.t) == k + 1
+    E = bt.column(blown, "E")
+    assert abs(E[-1] - E[0]) > 10.0 * abs(E[0]) and np.all(np.abs(E[:-1] - E[0]) <= 10.0 * abs(E[0]))
+    # eq. (16) has no solution when h |p| >= 1: the first step is not taken
+    x0, v0, alpha0, w0 = torus.initial_conditions()
+    spun = bt.simulate_torus(torus, "23", 0.1, 1.0, state0=(x0, v0, alpha0, w0 + [0.0, 0.0, 20.0]))
+    assert spun.failure.reason == bt.CAYLEY_INVALID and spun.failed_step == 0 and spun.failure.t == spun.t_final == 0.0
+    assert spun.work == Work(steps=0, rhs_evaluations=1) and len(spun.t) == 1
 
 
 @pytest.mark.parametrize("name", ["23", "25", "27"])
@@ -260,9 +292,9 @@ def test_torus_free_flight_momenta_conserved(name):
     x0, v0, alpha0, w0 = torus.initial_conditions()
     s0 = (x0, v0 + 0.05 * RNG.normal(size=v0.shape), 0.02 * RNG.normal(size=w0.shape), 0.5 * RNG.normal(size=w0.shape))
     out = bt.simulate_torus(torus, name, 1e-3, 0.5, state0=s0)
-    E = out.col("E")
+    E = bt.column(out, "E")
     cols = ["P_x", "P_y", "P_z", "Ls_x", "Ls_y", "Ls_z"]
-    drift = max(np.abs(out.col(c) - out.col(c)[0]).max() for c in cols)
+    drift = max(np.abs(bt.column(out, c) - bt.column(out, c)[0]).max() for c in cols)
     assert drift <= 1e-12 * 80
     assert np.abs(E - E[0]).max() / E[0] <= (1e-3 if name != "27" else 2e-2)
 
@@ -362,7 +394,7 @@ def test_torus_initial_state_has_only_translational_energy_and_no_wall_contact()
             _, _, U, Fw = bt.forces_compiled(torus, x, np.zeros((torus.n, 3)))
             assert U[4] == 0.0 and Fw == 0.0
         run = bt.simulate_torus(torus, "25", 1e-3, 0.44)
-        assert np.all(run.col("U_pw") == 0.0) and np.all(run.col("I_w") == 0.0)
+        assert np.all(bt.column(run, "U_pw") == 0.0) and np.all(bt.column(run, "I_w") == 0.0)
 
 
 def test_stiffness_matrix_and_max_frequency():

@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
-from typing import NamedTuple
 
 import numba
 import numpy as np
 from scipy.sparse.linalg import eigsh
 
 from mbslib.rodrigues import rr_angle, rr_compose, rr_matrix
+from mbslib.trajectory import IntegrationError, Trajectory, Work
 from mbslib.validation import nonnegative, positive, vector
 
 LAWS = {"normalized": 0, "absolute": 1}
@@ -40,6 +40,9 @@ SCHEMES = {"23": 0, "25": 1, "27": 2, "27*": 3}
 COLUMNS = ("t", "K_t", "K_r", "U_m", "U_s", "U_a", "U_pp", "U_pw", "E",
            "P_x", "P_y", "P_z", "Ls_x", "Ls_y", "Ls_z", "L_x", "L_y", "L_z", "I_w", "q2")
 ENERGY_TERMS = ("K_t", "K_r", "U_m", "U_s", "U_a", "U_pp", "U_pw")
+#: Failure reasons of :func:`simulate_torus`: the energy left its bound, and eq. (16) unsolvable.
+BLOW_UP = "energy blow-up"
+CAYLEY_INVALID = "eq. (16) invalid (h |p| >= 1)"
 
 
 @dataclass(frozen=True)
@@ -450,7 +453,8 @@ def _diagnostics(t, x, v, alpha, w, m, J, U, Iw, out):
 def _run_nb(x, v, alpha, w, h, n_steps, scheme, stride, E_ref, blowup,
             bi, bj, n0, r0, D, m, J, Km, Ka, Ks, Kpp, Kpw, x_w, absolute, wall, contact,
             rec, states):
-    """Run ``n_steps`` of a map in place; return (steps done, status, ∫(E-E_ref)^2 dt, ∫q2 dt).
+    """Run ``n_steps`` of a map in place; return (steps done, status, force evaluations,
+    ∫(E-E_ref)^2 dt, ∫q2 dt).
 
     status: 0 ok, 1 energy blow-up (``|E - E_ref| > blowup |E_ref|`` or non-finite), 2 eq. (16)
     invalid (h|p| >= 1). Records every ``stride`` steps into ``rec`` and ``states`` (if non-empty).
@@ -464,6 +468,7 @@ def _run_nb(x, v, alpha, w, h, n_steps, scheme, stride, E_ref, blowup,
     U = np.zeros(5)
     buf = np.zeros(20)
     Fw = _forces_nb(x, alpha, bi, bj, n0, r0, D, Km, Ka, Ks, Kpp, Kpw, x_w, absolute, wall, contact, F, T, R, U)
+    n_forces = 1
     Iw = 0.0
     E, q2 = _diagnostics(0.0, x, v, alpha, w, m, J, U, Iw, buf)
     rec[0, :] = buf
@@ -498,7 +503,7 @@ def _run_nb(x, v, alpha, w, h, n_steps, scheme, stride, E_ref, blowup,
             else:
                 s = h * h * (p0 * p0 + p1 * p1 + p2 * p2)
                 if s >= 1.0:
-                    return step, 2, int_e, int_q
+                    return step, 2, n_forces, int_e, int_q
                 c = 2.0 * h / (1.0 + np.sqrt(1.0 - s))  # (23b), (30)
             b0, b1, b2 = c * p0, c * p1, c * p2
             a0, a1, a2 = alpha[k, 0], alpha[k, 1], alpha[k, 2]
@@ -508,6 +513,7 @@ def _run_nb(x, v, alpha, w, h, n_steps, scheme, stride, E_ref, blowup,
             alpha[k, 2] = den * (a2 + b2 - 0.5 * (a0 * b1 - a1 * b0))
         Fw1 = _forces_nb(x, alpha, bi, bj, n0, r0, D, Km, Ka, Ks, Kpp, Kpw, x_w, absolute, wall, contact,
                          F1, T1, R, U)
+        n_forces += 1
         if scheme <= 1:
             for k in range(n):
                 for d in range(3):
@@ -539,8 +545,8 @@ def _run_nb(x, v, alpha, w, h, n_steps, scheme, stride, E_ref, blowup,
                         states[r, 2, k, d] = alpha[k, d]
                         states[r, 3, k, d] = w[k, d]
         if not np.isfinite(E) or abs(E - E_ref) > blowup * abs(E_ref):
-            return step + 1, 1, int_e, int_q
-    return n_steps, 0, int_e, int_q
+            return step + 1, 1, n_forces, int_e, int_q
+    return n_steps, 0, n_forces, int_e, int_q
 
 
 def _kernel_args(torus: BinderTorus):
@@ -561,57 +567,16 @@ def forces_compiled(torus: BinderTorus, x, alpha):
     return F, T, U, Fw
 
 
-class TorusRun(NamedTuple):
-    """Result of :func:`simulate_torus`.
-
-    Attributes
-    ----------
-    t : ndarray (n_rec,)
-        Record times (every ``stride`` steps).
-    diag : ndarray (n_rec, 20)
-        Diagnostics, columns :data:`COLUMNS`.
-    states : ndarray (n_rec, 4, n, 3) or None
-        (x, v, alpha, Ω) at the record times.
-    h : float
-        Step size.
-    n_steps : int
-        Steps completed.
-    status : int
-        0 ok, 1 blow-up, 2 eq. (16) invalid.
-    int_e2 : float
-        ``∫ (E - E_ref)^2 dt`` over the completed steps (trapezoid).
-    int_q2 : float
-        ``∫ ||q||^2 dt``, the H¹ integrand (35) summed over bodies.
-    wall_time : float
-        Seconds in the compiled loop.
-    """
-
-    t: np.ndarray
-    diag: np.ndarray
-    states: np.ndarray | None
-    h: float
-    n_steps: int
-    status: int
-    int_e2: float
-    int_q2: float
-    wall_time: float
-
-    def col(self, name: str) -> np.ndarray:
-        """One diagnostics column by name (see :data:`COLUMNS`)."""
-        return self.diag[:, COLUMNS.index(name)]
-
-    @property
-    def time_per_step(self) -> float:
-        return self.wall_time / max(self.n_steps, 1)
-
-    @property
-    def t_end(self) -> float:
-        return self.n_steps * self.h
+def column(run: Trajectory, name: str) -> np.ndarray:
+    """One diagnostics column of a :func:`simulate_torus` run by name (see :data:`COLUMNS`)."""
+    if name not in COLUMNS:
+        raise ValueError(f"name must be one of {COLUMNS}, got {name!r}")
+    return run.x[:, COLUMNS.index(name)]
 
 
 def simulate_torus(torus: BinderTorus, scheme: str, h: float, t_end: float, *, stride: int = 1,
                    state0=None, store_states: bool = False,
-                   E_ref: float | None = None, blowup: float = 10.0) -> TorusRun:
+                   E_ref: float | None = None, blowup: float = 10.0) -> Trajectory:
     """Integrate the torus with map ``scheme`` ("23", "25", "27", "27*") in one compiled loop.
 
     Parameters
@@ -628,7 +593,21 @@ def simulate_torus(torus: BinderTorus, scheme: str, h: float, t_end: float, *, s
     E_ref : float
         Energy reference of the H⁰ error integral (default: initial energy).
     blowup : float
-        Stop when ``|E - E_ref| > blowup |E_ref|`` (status 1).
+        Stop when ``|E - E_ref| > blowup |E_ref|`` or E is not finite (:data:`BLOW_UP`).
+
+    Returns
+    -------
+    Trajectory
+        ``t`` the record times (every ``stride`` steps), ``x`` the diagnostics rows there, columns
+        :data:`COLUMNS` (:func:`column` picks one by name); ``work``: the steps taken and the force
+        evaluations (one per step, plus the initial one); ``t_final`` the time reached. ``failure``:
+        an :class:`~mbslib.trajectory.IntegrationError` with reason :data:`BLOW_UP` (the step that
+        blew up is taken and recorded) or :data:`CAYLEY_INVALID` (eq. (16) has no solution,
+        ``h |p| >= 1``: the step is not taken), naming the step that was not taken and its start
+        time. ``extras``: ``"int_e2"``, ``∫ (E - E_ref)^2 dt`` over the steps taken (trapezoid),
+        ``"int_q2"``, ``∫ ||q||^2 dt``, the H¹ integrand (35) summed over bodies, and with
+        ``store_states`` ``"states"``, shape (n_rec, 4, n, 3): ``(x, v, alpha, Ω)`` at the record
+        times.
     """
     if scheme not in SCHEMES:
         raise ValueError(f"scheme must be one of {sorted(SCHEMES)}, got {scheme!r}")
@@ -644,12 +623,18 @@ def simulate_torus(torus: BinderTorus, scheme: str, h: float, t_end: float, *, s
     rec = np.full((n_rec, len(COLUMNS)), np.nan)
     states = np.full((n_rec if store_states else 0, 4, torus.n, 3), np.nan)
     start = time.perf_counter()
-    done, status, int_e, int_q = _run_nb(x, v, alpha, w, float(h), n_steps, SCHEMES[scheme], int(stride),
-                                        float(E_ref), float(blowup), *_kernel_args(torus), rec, states)
-    wall = time.perf_counter() - start
+    start_cpu = time.process_time()
+    done, status, n_forces, int_e, int_q = _run_nb(x, v, alpha, w, float(h), n_steps, SCHEMES[scheme], int(stride),
+                                                  float(E_ref), float(blowup), *_kernel_args(torus), rec, states)
+    wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
+    done, t_final = int(done), int(done) * float(h)
+    failure = None if status == 0 else IntegrationError(BLOW_UP if status == 1 else CAYLEY_INVALID, done, t_final)
     keep = done // stride + 1
-    return TorusRun(t=rec[:keep, 0], diag=rec[:keep], states=states[:keep] if store_states else None, h=float(h),
-                    n_steps=int(done), status=int(status), int_e2=float(int_e), int_q2=float(int_q), wall_time=wall)
+    extras = {"int_e2": float(int_e), "int_q2": float(int_q)}
+    if store_states:
+        extras["states"] = states[:keep]
+    return Trajectory(rec[:keep, 0], rec[:keep], wall_time=wall, cpu_time=cpu, failure=failure,
+                      work=Work(steps=done, rhs_evaluations=int(n_forces)), h=float(h), t_final=t_final, extras=extras)
 
 
 def stiffness_matrix(torus: BinderTorus, x, alpha, eps: float = 1e-7) -> np.ndarray:
