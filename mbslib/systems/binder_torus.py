@@ -40,8 +40,9 @@ SCHEMES = {"23": 0, "25": 1, "27": 2, "27*": 3}
 COLUMNS = ("t", "K_t", "K_r", "U_m", "U_s", "U_a", "U_pp", "U_pw", "E",
            "P_x", "P_y", "P_z", "Ls_x", "Ls_y", "Ls_z", "L_x", "L_y", "L_z", "I_w", "q2")
 ENERGY_TERMS = ("K_t", "K_r", "U_m", "U_s", "U_a", "U_pp", "U_pw")
-#: Failure reasons of :func:`simulate_torus`: the energy left its bound, and eq. (16) unsolvable.
+#: Failure reason of :func:`simulate_torus`: the energy left its bound.
 BLOW_UP = "energy blow-up"
+#: Failure reason of :func:`simulate_torus`: eq. (16) has no solution.
 CAYLEY_INVALID = "eq. (16) invalid (h |p| >= 1)"
 
 
