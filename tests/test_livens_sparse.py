@@ -85,7 +85,7 @@ LAMBDA_RTOL = {"EML": 1e-12, "MPL": 1e-12, "REML": 1e-9}
 
 
 def test_size_decides_the_path():
-    # the largest Livens system of chapter 000 keeps its dense path; the chain turns sparse at N = 8
+    # the largest Livens system of chapter 000 keeps its dense path; EML on a chain of 8 is sparse
     four_bar = FourBarLoop()
     assert not livens.uses_sparse(3 * four_bar.n + four_bar.m)
     assert isinstance(livens.jacobian_eml(four_bar, four_bar.initial_state(), four_bar.initial_state(), 1e-3),

@@ -178,10 +178,11 @@ def split_state(system: LivensSystem | QuaternionBodySystem, x):
 
 JACOBIANS = ("analytic", "fd")
 #: Newton systems of at least this many unknowns (3n + m for EML and MPL, n + m for REML) are
-#: assembled from sparse matrices and factored sparsely (SuperLU). The systems of chapter 000
-#: stay below (the four-bar loop has 100) and keep LAPACK's dense LU, which is faster for the
-#: smallest ones (the sparse matrices cost a fixed time to build).
-SPARSE_FROM = 200
+#: assembled from sparse matrices and factored sparsely (SuperLU); on the chain the sparse step
+#: overtook the dense one between 100 and 180 unknowns (CPU time on the book's 2-core machine).
+#: The systems of chapter 000 stay below (the four-bar loop has 100) and keep LAPACK's dense
+#: LU, which is faster for the smallest ones (the sparse matrices cost a fixed time to build).
+SPARSE_FROM = 120
 
 
 def uses_sparse(n_unknowns: int, sparse: bool | None = None) -> bool:
