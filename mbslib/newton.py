@@ -126,6 +126,21 @@ def fd_jacobian(residual: Residual, x: np.ndarray, r0: np.ndarray | None = None)
 
 
 #: Linear solvers for the Newton update, see :func:`newton_solve`.
+def block_matrix(blocks, sizes, sparse: bool):
+    """The square block matrix of ``blocks`` (a list of block rows; None: a zero block; block row
+    and column i have size ``sizes[i]``): a sparse CSC array if ``sparse``, else a dense ndarray
+    (sparse blocks densified)."""
+    if sparse:
+        return sp.block_array(blocks, format="csc")
+    start = np.cumsum([0, *sizes])
+    J = np.zeros((start[-1], start[-1]))
+    for a, row in enumerate(blocks):
+        for b, block in enumerate(row):
+            if block is not None:
+                J[start[a] : start[a + 1], start[b] : start[b + 1]] = block.toarray() if sp.issparse(block) else block
+    return J
+
+
 LINEAR_SOLVERS = ("lu", "lstsq")
 
 

@@ -7,8 +7,12 @@ singular ``diag(m I, M̃₄(q))`` (paper eqs. 46, 123–124). Constraints: one u
 ``½(q·q − 1)`` per body (30), then three rows per spherical joint,
 ``φ_a + R(q_a) X_a − φ_b − R(q_b) X_b`` (``X = Vᵀ p``; a ground point for the ground), all
 quadratic in the coordinates, so their Gonzalez discrete gradients are midpoint Jacobians (Sect.
-4). Gravity is linear in φ. Other joints, springs and applied loads are not available in this
-formulation yet and raise ``NotImplementedError`` naming them.
+4). Gravity is linear in φ. The matrices (mass matrix, kinetic Jacobians, constraint Jacobian
+and Hessian) are assembled once from their per-body and per-joint blocks, and come as dense
+ndarrays or, for ``sparse=True``, as scipy.sparse CSR arrays whose nonzeros grow linearly with
+the number of bodies (block-diagonal per body, a few blocks per joint row). Other joints,
+springs and applied loads are not available in this formulation yet and raise
+``NotImplementedError`` naming them.
 
 :class:`RotationSystem` is the rotation of one body alone in one unit quaternion (4 coordinates,
 one constraint), the form the single-body schemes Null-EML, EMH and MPH need.
@@ -17,6 +21,7 @@ one constraint), the form the single-body schemes Null-EML, EMH and MPH need.
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from mbslib.model import BodyStates, Model
 from mbslib.quaternions import (
@@ -35,6 +40,22 @@ from mbslib.quaternions import (
 from mbslib.rotations import exp_so3
 from mbslib.systems.livens_systems import FreeRigidBody, HeavyTop
 from mbslib.systems.rigid_bodies import principal_frame
+
+
+def _matrix(shape, blocks, sparse: bool):
+    """The sum of ``blocks`` (row slice, column slice, values), a matrix of ``shape``: dense, or
+    sparse CSR (duplicates summed) if ``sparse``."""
+    if not sparse:
+        out = np.zeros(shape)
+        for rows, cols, values in blocks:
+            out[rows, cols] += values
+        return out
+    if not blocks:
+        return sp.csr_array(shape)
+    i = [np.repeat(np.arange(r.start, r.stop), c.stop - c.start) for r, c, _ in blocks]
+    j = [np.tile(np.arange(c.start, c.stop), r.stop - r.start) for r, c, _ in blocks]
+    values = [np.broadcast_to(v, (r.stop - r.start, c.stop - c.start)).ravel() for r, c, v in blocks]
+    return sp.coo_array((np.concatenate(values), (np.concatenate(i), np.concatenate(j))), shape=shape).tocsr()
 
 
 class QuaternionSystem:
@@ -69,36 +90,42 @@ class QuaternionSystem:
         return slice(7 * a + 3, 7 * a + 7)
 
     # -- kinetic energy -------------------------------------------------------------------------
-    def mass_matrix(self, q) -> np.ndarray:
-        M = np.zeros((self.n, self.n))
+    def mass_matrix(self, q, *, sparse: bool = False):
+        """``diag(m_a I, M̃₄(q_a))`` per body (46), shape (n, n); sparse CSR if ``sparse``."""
+        blocks = []
         for a in range(self.N):
-            M[self._t(a), self._t(a)] = self.masses[a] * np.eye(3)
-            M[self._r(a), self._r(a)] = mass_matrix_4(q[self._r(a)], self.J[a])
-        return M
+            blocks += [(self._t(a), self._t(a), self.masses[a] * np.eye(3)),
+                       (self._r(a), self._r(a), mass_matrix_4(q[self._r(a)], self.J[a]))]
+        return _matrix((self.n, self.n), blocks, sparse)
 
     def kinetic_energy(self, q, v) -> float:
         return 0.5 * v @ self.mass_matrix(q) @ v
 
-    def _assemble(self, per_body, q0, q1, v0, v1) -> KineticParts:
-        n = self.n
-        out = KineticParts(np.zeros(n), np.zeros(n), *(np.zeros((n, n)) for _ in range(4)))
+    def _assemble(self, per_body, q0, q1, v0, v1, sparse) -> KineticParts:
+        """The kinetic parts of all bodies: vectors (n,) and four block-diagonal (n, n) Jacobians."""
+        Tq, Tv = np.zeros(self.n), np.zeros(self.n)
+        Tq_q, Tq_v, Tv_q, Tv_v = [], [], [], []
         for a in range(self.N):
             t, r, m = self._t(a), self._r(a), self.masses[a]
             if v0 is None:  # continuous derivatives at (q1, v1)
-                out.Tv[t], out.Tv_v[t, t] = m * v1[t], m * np.eye(3)
+                Tv[t] = m * v1[t]
+                Tv_v.append((t, t, m * np.eye(3)))
                 k = per_body(self.J[a], q1[r], v1[r])
             else:  # discrete: ½ m |v_φ|² is quadratic, its discrete derivative the midpoint one
-                out.Tv[t], out.Tv_v[t, t] = 0.5 * m * (v0[t] + v1[t]), 0.5 * m * np.eye(3)
+                Tv[t] = 0.5 * m * (v0[t] + v1[t])
+                Tv_v.append((t, t, 0.5 * m * np.eye(3)))
                 k = per_body(self.J[a], q0[r], q1[r], v0[r], v1[r])
-            out.Tq[r], out.Tv[r] = k.Tq, k.Tv
-            out.Tq_q[r, r], out.Tq_v[r, r], out.Tv_q[r, r], out.Tv_v[r, r] = k.Tq_q, k.Tq_v, k.Tv_q, k.Tv_v
-        return out
+            Tq[r], Tv[r] = k.Tq, k.Tv
+            for blocks, block in zip((Tq_q, Tq_v, Tv_q, Tv_v), (k.Tq_q, k.Tq_v, k.Tv_q, k.Tv_v), strict=True):
+                blocks.append((r, r, block))
+        shape = (self.n, self.n)
+        return KineticParts(Tq, Tv, *(_matrix(shape, blocks, sparse) for blocks in (Tq_q, Tq_v, Tv_q, Tv_v)))
 
-    def grad_kinetic(self, q, v) -> KineticParts:
-        return self._assemble(quat_grad_kinetic, None, q, None, v)
+    def grad_kinetic(self, q, v, *, sparse: bool = False) -> KineticParts:
+        return self._assemble(quat_grad_kinetic, None, q, None, v, sparse)
 
-    def dg_kinetic(self, q0, q1, v0, v1) -> KineticParts:
-        return self._assemble(quat_dg_kinetic, q0, q1, v0, v1)
+    def dg_kinetic(self, q0, q1, v0, v1, *, sparse: bool = False) -> KineticParts:
+        return self._assemble(quat_dg_kinetic, q0, q1, v0, v1, sparse)
 
     # -- potential: gravity, V = −Σ m g·φ ----------------------------------------------------------
     def potential(self, q) -> float:
@@ -110,11 +137,11 @@ class QuaternionSystem:
             grad[self._t(a)] = -self.masses[a] * self.g_vector
         return grad
 
-    def hess_potential(self, q) -> np.ndarray:
-        return np.zeros((self.n, self.n))
+    def hess_potential(self, q, *, sparse: bool = False):
+        return _matrix((self.n, self.n), [], sparse)
 
-    def dg_potential(self, q0, q1):
-        return self.grad_potential(q1), np.zeros((self.n, self.n))
+    def dg_potential(self, q0, q1, *, sparse: bool = False):
+        return self.grad_potential(q1), _matrix((self.n, self.n), [], sparse)
 
     # -- constraints ------------------------------------------------------------------------------
     def _point(self, q, end):
@@ -129,29 +156,26 @@ class QuaternionSystem:
         joints = [self._point(q, a) - self._point(q, b) for a, b in self.joints]
         return np.concatenate([unit, *joints]) if joints else np.array(unit)
 
-    def constraint_jacobian(self, q) -> np.ndarray:
-        D = np.zeros((self.m, self.n))
-        for a in range(self.N):
-            D[a, self._r(a)] = q[self._r(a)]
+    def constraint_jacobian(self, q, *, sparse: bool = False):
+        """``∇g(q)``, shape (m, n): ``q_aᵀ`` per unit constraint, ``±[I, ∂(R(q)X)/∂q]`` per joint end."""
+        blocks = [(slice(a, a + 1), self._r(a), q[self._r(a)]) for a in range(self.N)]
         for j, ends in enumerate(self.joints):
             rows = slice(self.N + 3 * j, self.N + 3 * j + 3)
             for sign, (body, X) in zip((1.0, -1.0), ends, strict=True):
                 if body is not None:
-                    D[rows, self._t(body)] += sign * np.eye(3)
-                    D[rows, self._r(body)] += sign * rotate_jacobian(q[self._r(body)], X)
-        return D
+                    blocks += [(rows, self._t(body), sign * np.eye(3)),
+                               (rows, self._r(body), sign * rotate_jacobian(q[self._r(body)], X))]
+        return _matrix((self.m, self.n), blocks, sparse)
 
-    def constraint_hessian(self, q, lam) -> np.ndarray:
+    def constraint_hessian(self, q, lam, *, sparse: bool = False):
         """``Σ λ_k ∇²g_k``: ``λ_a I₄`` per unit constraint, ``±2 X̄ᵀ μ⁺`` per joint end (constant)."""
-        H = np.zeros((self.n, self.n))
-        for a in range(self.N):
-            H[self._r(a), self._r(a)] += lam[a] * np.eye(4)
+        blocks = [(self._r(a), self._r(a), lam[a] * np.eye(4)) for a in range(self.N)]
         for j, ends in enumerate(self.joints):
             mu = lam[self.N + 3 * j:self.N + 3 * j + 3]
             for sign, (body, X) in zip((1.0, -1.0), ends, strict=True):
                 if body is not None:
-                    H[self._r(body), self._r(body)] += sign * 2.0 * minus(X).T @ plus(mu)
-        return H
+                    blocks.append((self._r(body), self._r(body), sign * 2.0 * minus(X).T @ plus(mu)))
+        return _matrix((self.n, self.n), blocks, sparse)
 
     def external_force(self, q, t):
         return None

@@ -39,7 +39,7 @@ from typing import NamedTuple, Protocol, runtime_checkable
 import numpy as np
 import scipy.sparse as sp
 
-from mbslib.newton import NewtonError, NewtonReport, newton_solve
+from mbslib.newton import NewtonError, NewtonReport, block_matrix, newton_solve
 from mbslib.symplectic import step_map_jacobian
 from mbslib.validation import positive
 
@@ -223,20 +223,7 @@ def jacobian_ggl(system: GGLSystem, x_n, x_n1, h: float, variant: str = "paper",
         [con.G(q1, sparse=sparse), None, None, None, None],
         [None, Gbar * Minv, h * Tbar, None, None],
     ]
-    return _assemble(blocks, (d, d, d, system.m, system.m), sparse)
-
-
-def _assemble(blocks, sizes, sparse: bool):
-    """The block matrix of ``blocks`` (None: zero block; block row/column i has size sizes[i])."""
-    if sparse:
-        return sp.block_array(blocks, format="csc")
-    start = np.cumsum([0, *sizes])
-    J = np.zeros((start[-1], start[-1]))
-    for a, row in enumerate(blocks):
-        for b, block in enumerate(row):
-            if block is not None:
-                J[start[a] : start[a + 1], start[b] : start[b + 1]] = block.toarray() if sp.issparse(block) else block
-    return J
+    return block_matrix(blocks, (d, d, d, system.m, system.m), sparse)
 
 
 def jacobian_ggl_start(system: GGLSystem, x_n, x_n1, h: float, variant: str = "paper") -> np.ndarray:

@@ -29,6 +29,12 @@ Null-EML (:class:`mbslib.formulations.quaternions.QuaternionSystem` builds one f
 Each step counts its work where it happens (:class:`StepReport`): residual evaluations (those
 inside a finite-difference Jacobian included), Jacobian evaluations, finite-difference columns
 and linear solves, so that cost claims (paper Fig. 9) rest on counts, not on measured times.
+
+Large systems (:data:`SPARSE_FROM` unknowns on) assemble the residual and the Newton matrix of
+EML, MPL and REML from the system's sparse matrices (``sparse=True`` of
+:class:`~mbslib.formulations.quaternions.QuaternionSystem`) and factor it by sparse LU, so that
+for a chain of bodies the work of a step grows linearly with the number of bodies; the smaller
+systems keep the dense matrices and LAPACK's LU.
 """
 
 from __future__ import annotations
@@ -37,8 +43,9 @@ from dataclasses import dataclass, replace
 from typing import Protocol, runtime_checkable
 
 import numpy as np
+import scipy.sparse as sp
 
-from mbslib.newton import NewtonError, NewtonReport, newton_solve
+from mbslib.newton import NewtonError, NewtonReport, block_matrix, newton_solve
 from mbslib.quaternions import G, KineticParts, Ql, Qr, exp_s3_with_jacobian, minus
 from mbslib.validation import positive
 
@@ -55,6 +62,11 @@ class LivensSystem(Protocol):
     shape (m,); the mass matrix ``M(q)`` may be singular. Every constraint is quadratic, so its
     Gonzalez discrete gradient is the midpoint Jacobian ``∇g(q^{n+1/2})`` (Sect. 4). Null-EML
     takes one quaternion body alone (``n = 4``, ``m = 1``, no external force).
+
+    A system solved sparsely (:func:`uses_sparse`) also takes the keyword ``sparse=True`` in
+    ``grad_kinetic``, ``dg_kinetic``, ``hess_potential``, ``dg_potential``,
+    ``constraint_jacobian`` and ``constraint_hessian`` and returns their matrices as scipy.sparse
+    arrays (the values of the dense ones).
 
     Attributes
     ----------
@@ -165,6 +177,24 @@ def split_state(system: LivensSystem | QuaternionBodySystem, x):
 
 
 JACOBIANS = ("analytic", "fd")
+#: Newton systems of at least this many unknowns (3n + m for EML and MPL, n + m for REML) are
+#: assembled from sparse matrices and factored sparsely (SuperLU); on the chain the sparse step
+#: overtook the dense one between 100 and 180 unknowns (CPU time on the book's 2-core machine).
+#: The systems of chapter 000 stay below (the four-bar loop has 100) and keep LAPACK's dense
+#: LU, which is faster for the smallest ones (the sparse matrices cost a fixed time to build).
+SPARSE_FROM = 120
+
+
+def uses_sparse(n_unknowns: int, sparse: bool | None = None) -> bool:
+    """Whether a Newton system of ``n_unknowns`` unknowns is assembled and factored sparsely:
+    ``sparse=None`` decides by size (from :data:`SPARSE_FROM` on), a bool forces it."""
+    return n_unknowns >= SPARSE_FROM if sparse is None else bool(sparse)
+
+
+def _sparse_keyword(sparse: bool) -> dict:
+    """The keyword that asks a system for sparse matrices (none for the dense path, which every
+    :class:`LivensSystem` serves)."""
+    return {"sparse": True} if sparse else {}
 
 
 @dataclass(frozen=True)
@@ -211,28 +241,29 @@ def _guard_antipodal(system: LivensSystem | QuaternionBodySystem, q0, q1, histor
             raise NewtonError(reason, history, t=t)
 
 
-def _force(system: LivensSystem, qm, t_mid):
+def _force(system: LivensSystem, qm, t_mid, sparse=False):
     """Generalized load at the midpoint: ``(f, ∂f/∂q1)`` (the ½ of the chain rule included)."""
     out = system.external_force(qm, t_mid)
     if out is None:
         return None, None
     f, f_q = out
-    return f, 0.5 * f_q
+    return f, 0.5 * (sp.csr_array(f_q) if sparse else f_q)
 
 
-def _midpoint_kinetic(system: LivensSystem, q0, q1, v0, v1) -> KineticParts:
+def _midpoint_kinetic(system: LivensSystem, q0, q1, v0, v1, sparse=False) -> KineticParts:
     """Continuous ∂T at ``(q^{n+1/2}, v^{n+1/2})``, derivatives with respect to the end values."""
-    k = system.grad_kinetic(0.5 * (q0 + q1), 0.5 * (v0 + v1))
+    k = system.grad_kinetic(0.5 * (q0 + q1), 0.5 * (v0 + v1), **_sparse_keyword(sparse))
     return KineticParts(k.Tq, k.Tv, 0.5 * k.Tq_q, 0.5 * k.Tq_v, 0.5 * k.Tv_q, 0.5 * k.Tv_v)
 
 
-def _pieces(system: LivensSystem, q0, q1, v0, v1, discrete):
+def _pieces(system: LivensSystem, q0, q1, v0, v1, discrete, sparse=False):
     """Kinetic parts and potential (value, q1-Jacobian) of EML (discrete) or MPL (midpoint)."""
+    kw = _sparse_keyword(sparse)
     if discrete:
-        return system.dg_kinetic(q0, q1, v0, v1), system.dg_potential(q0, q1)
+        return system.dg_kinetic(q0, q1, v0, v1, **kw), system.dg_potential(q0, q1, **kw)
     qm = 0.5 * (q0 + q1)
-    potential = (system.grad_potential(qm), 0.5 * system.hess_potential(qm))
-    return _midpoint_kinetic(system, q0, q1, v0, v1), potential
+    potential = (system.grad_potential(qm), 0.5 * system.hess_potential(qm, **kw))
+    return _midpoint_kinetic(system, q0, q1, v0, v1, sparse), potential
 
 
 # ---------------------------------------------------------------------------------------------
@@ -240,21 +271,25 @@ def _pieces(system: LivensSystem, q0, q1, v0, v1, discrete):
 # ---------------------------------------------------------------------------------------------
 
 
-def _livens_equations(system: LivensSystem, x_n, x_n1, h, t, discrete, with_jacobian):
+def _livens_equations(system: LivensSystem, x_n, x_n1, h, t, discrete, with_jacobian, sparse=None):
     """Residual (and Jacobian in ``[q1, p1, v1, λ]``) of EML (``discrete``) or MPL.
 
     R1 = q1 - q0 - h v^{n+1/2}                                              (72a)
     R2 = p1 - p0 - h ∂̄_qT + h ∇̄V + h ∇g(q^{n+1/2})ᵀλ - h f_ext^{n+1/2}     (72b)
     R3 = p^{n+1/2} - ∂̄_vT                                                   (72c)
     R4 = g(q1)                                                              (72d)
+
+    The Jacobian is a sparse CSC array if the system is solved sparsely (:func:`uses_sparse`).
     """
     n, m = system.n, system.m
+    sparse = uses_sparse(3 * n + m, sparse)
+    kw = _sparse_keyword(sparse)
     q0, p0, v0, _ = split_state(system, x_n)
     q1, p1, v1, lam = split_state(system, x_n1)
     qm = 0.5 * (q0 + q1)
-    k, (Vb, Vb_q) = _pieces(system, q0, q1, v0, v1, discrete)
-    Dg = system.constraint_jacobian(qm)  # Gonzalez DG of quadratic g = midpoint Jacobian
-    f, f_q = _force(system, qm, t + 0.5 * h)
+    k, (Vb, Vb_q) = _pieces(system, q0, q1, v0, v1, discrete, sparse)
+    Dg = system.constraint_jacobian(qm, **kw)  # Gonzalez DG of quadratic g = midpoint Jacobian
+    f, f_q = _force(system, qm, t + 0.5 * h, sparse)
     R2 = p1 - p0 - h * k.Tq + h * Vb + h * Dg.T @ lam
     if f is not None:
         R2 = R2 - h * f
@@ -262,46 +297,46 @@ def _livens_equations(system: LivensSystem, x_n, x_n1, h, t, discrete, with_jaco
     R = np.concatenate([R1, R2, R3, system.constraint(q1)])
     if not with_jacobian:
         return R
-    I = np.eye(n)
-    K = np.zeros((3 * n + m, 3 * n + m))
-    a, b, c, d = slice(0, n), slice(n, 2 * n), slice(2 * n, 3 * n), slice(3 * n, 3 * n + m)
-    K[a, a], K[a, c] = I, -0.5 * h * I
-    K[b, a] = -h * k.Tq_q + h * Vb_q + 0.5 * h * system.constraint_hessian(qm, lam)
+    I = sp.eye_array(n, format="csr") if sparse else np.eye(n)
+    R2_q = -h * k.Tq_q + h * Vb_q + 0.5 * h * system.constraint_hessian(qm, lam, **kw)
     if f is not None:
-        K[b, a] -= h * f_q
-    K[b, b], K[b, c], K[b, d] = I, -h * k.Tq_v, h * Dg.T
-    K[c, a], K[c, b], K[c, c] = -k.Tv_q, 0.5 * I, -k.Tv_v
-    K[d, a] = system.constraint_jacobian(q1)
+        R2_q = R2_q - h * f_q
+    # block rows R1..R4, block columns q1, p1, v1, λ
+    K = block_matrix([[I, None, -0.5 * h * I, None],
+                      [R2_q, I, -h * k.Tq_v, h * Dg.T],
+                      [-k.Tv_q, 0.5 * I, -k.Tv_v, None],
+                      [system.constraint_jacobian(q1, **kw), None, None, None]], (n, n, n, m), sparse)
     return R, K
 
 
-def residual_eml(system: LivensSystem, x_n, x_n1, h, t=0.0) -> np.ndarray:
-    """Residual of the EML scheme (72a–d), shape (3n + m,)."""
-    return _livens_equations(system, x_n, x_n1, h, t, True, False)
+def residual_eml(system: LivensSystem, x_n, x_n1, h, t=0.0, sparse=None) -> np.ndarray:
+    """Residual of the EML scheme (72a–d), shape (3n + m,); ``sparse`` as in :func:`step_eml`."""
+    return _livens_equations(system, x_n, x_n1, h, t, True, False, sparse)
 
 
-def jacobian_eml(system: LivensSystem, x_n, x_n1, h, t=0.0) -> np.ndarray:
-    """Analytic Jacobian of :func:`residual_eml` with respect to ``x_n1``, shape (3n+m, 3n+m)."""
-    return _livens_equations(system, x_n, x_n1, h, t, True, True)[1]
+def jacobian_eml(system: LivensSystem, x_n, x_n1, h, t=0.0, sparse=None):
+    """Analytic Jacobian of :func:`residual_eml` with respect to ``x_n1``, shape (3n+m, 3n+m)
+    (sparse CSC if solved sparsely, :func:`uses_sparse`)."""
+    return _livens_equations(system, x_n, x_n1, h, t, True, True, sparse)[1]
 
 
-def residual_mpl(system: LivensSystem, x_n, x_n1, h, t=0.0) -> np.ndarray:
+def residual_mpl(system: LivensSystem, x_n, x_n1, h, t=0.0, sparse=None) -> np.ndarray:
     """Residual of the midpoint rule on Livens' equations (MPL), shape (3n + m,)."""
-    return _livens_equations(system, x_n, x_n1, h, t, False, False)
+    return _livens_equations(system, x_n, x_n1, h, t, False, False, sparse)
 
 
-def jacobian_mpl(system: LivensSystem, x_n, x_n1, h, t=0.0) -> np.ndarray:
+def jacobian_mpl(system: LivensSystem, x_n, x_n1, h, t=0.0, sparse=None):
     """Analytic Jacobian of :func:`residual_mpl` with respect to ``x_n1``."""
-    return _livens_equations(system, x_n, x_n1, h, t, False, True)[1]
+    return _livens_equations(system, x_n, x_n1, h, t, False, True, sparse)[1]
 
 
-def _step_livens(system: LivensSystem, x_n, h, t, discrete, jacobian):
+def _step_livens(system: LivensSystem, x_n, h, t, discrete, jacobian, sparse):
     positive(h=h)
     x_n = np.asarray(x_n, dtype=float)
     x1, rep = _solve(
-        lambda z: _livens_equations(system, x_n, z, h, t, discrete, False),
+        lambda z: _livens_equations(system, x_n, z, h, t, discrete, False, sparse),
         x_n,  # initial guess: the previous state, λ^n included
-        lambda z: _livens_equations(system, x_n, z, h, t, discrete, True)[1],
+        lambda z: _livens_equations(system, x_n, z, h, t, discrete, True, sparse)[1],
         t,
         jacobian,
     )
@@ -309,18 +344,20 @@ def _step_livens(system: LivensSystem, x_n, h, t, discrete, jacobian):
     return x1, rep
 
 
-def step_eml(system: LivensSystem, x_n, h, t=0.0, jacobian="analytic"):
+def step_eml(system: LivensSystem, x_n, h, t=0.0, jacobian="analytic", sparse=None):
     """One EML step (72a–d): energy–momentum scheme for Livens' equations.
 
     Returns ``(x_n1, StepReport)``; ``jacobian`` is ``"analytic"`` or ``"fd"`` (central
-    differences, as the authors' code).
+    differences, as the authors' code). ``sparse``: assemble the residual and Newton matrix from
+    the system's sparse matrices and factor by sparse LU (default by size, :func:`uses_sparse`);
+    the steps agree up to round-off.
     """
-    return _step_livens(system, x_n, h, t, True, jacobian)
+    return _step_livens(system, x_n, h, t, True, jacobian, sparse)
 
 
-def step_mpl(system: LivensSystem, x_n, h, t=0.0, jacobian="analytic"):
-    """One MPL step: implicit midpoint rule on Livens' equations."""
-    return _step_livens(system, x_n, h, t, False, jacobian)
+def step_mpl(system: LivensSystem, x_n, h, t=0.0, jacobian="analytic", sparse=None):
+    """One MPL step: implicit midpoint rule on Livens' equations (``sparse`` as in :func:`step_eml`)."""
+    return _step_livens(system, x_n, h, t, False, jacobian, sparse)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -328,25 +365,29 @@ def step_mpl(system: LivensSystem, x_n, h, t=0.0, jacobian="analytic"):
 # ---------------------------------------------------------------------------------------------
 
 
-def reml_recover(system: LivensSystem, x_n, q1, h, lam=None):
+def reml_recover(system: LivensSystem, x_n, q1, h, lam=None, sparse=None):
     """``v^{n+1} = 2(q1 - q0)/h - v0`` (101), ``p^{n+1} = 2∂̄_vT - p0`` (102), full state."""
     q0, p0, v0, lam0 = split_state(system, x_n)
     v1 = 2.0 / h * (q1 - q0) - v0
-    p1 = 2.0 * system.dg_kinetic(q0, q1, v0, v1).Tv - p0
+    kw = _sparse_keyword(uses_sparse(system.n + system.m, sparse))
+    p1 = 2.0 * system.dg_kinetic(q0, q1, v0, v1, **kw).Tv - p0
     return np.concatenate([q1, p1, v1, lam0 if lam is None else lam])
 
 
-def _reml_equations(system: LivensSystem, x_n, y, h, t, with_jacobian):
-    """Residual (103) in ``y = [q1, λ]`` (n + m unknowns) and its Jacobian."""
+def _reml_equations(system: LivensSystem, x_n, y, h, t, with_jacobian, sparse=None):
+    """Residual (103) in ``y = [q1, λ]`` (n + m unknowns) and its Jacobian (sparse CSC if solved
+    sparsely, :func:`uses_sparse`)."""
     n, m = system.n, system.m
+    sparse = uses_sparse(n + m, sparse)
+    kw = _sparse_keyword(sparse)
     q0, p0, v0, _ = split_state(system, x_n)
     q1, lam = y[:n], y[n:]
     qm = 0.5 * (q0 + q1)
     v1 = 2.0 / h * (q1 - q0) - v0
-    k = system.dg_kinetic(q0, q1, v0, v1)
-    Vb, Vb_q = system.dg_potential(q0, q1)
-    Dg = system.constraint_jacobian(qm)
-    f, f_q = _force(system, qm, t + 0.5 * h)
+    k = system.dg_kinetic(q0, q1, v0, v1, **kw)
+    Vb, Vb_q = system.dg_potential(q0, q1, **kw)
+    Dg = system.constraint_jacobian(qm, **kw)
+    f, f_q = _force(system, qm, t + 0.5 * h, sparse)
     p1 = 2.0 * k.Tv - p0
     Ra = p1 - p0 - h * k.Tq + h * Vb + h * Dg.T @ lam
     if f is not None:
@@ -354,42 +395,41 @@ def _reml_equations(system: LivensSystem, x_n, y, h, t, with_jacobian):
     R = np.concatenate([Ra, system.constraint(q1)])
     if not with_jacobian:
         return R
-    K = np.zeros((n + m, n + m))
     dv = 2.0 / h  # dv1/dq1 = (2/h) I
-    K[:n, :n] = 2.0 * (k.Tv_q + dv * k.Tv_v) - h * (k.Tq_q + dv * k.Tq_v) + h * Vb_q
-    K[:n, :n] += 0.5 * h * system.constraint_hessian(qm, lam)
+    Ra_q = (2.0 * (k.Tv_q + dv * k.Tv_v) - h * (k.Tq_q + dv * k.Tq_v) + h * Vb_q
+            + 0.5 * h * system.constraint_hessian(qm, lam, **kw))
     if f is not None:
-        K[:n, :n] -= h * f_q
-    K[:n, n:] = h * Dg.T
-    K[n:, :n] = system.constraint_jacobian(q1)
+        Ra_q = Ra_q - h * f_q
+    K = block_matrix([[Ra_q, h * Dg.T], [system.constraint_jacobian(q1, **kw), None]], (n, m), sparse)
     return R, K
 
 
-def residual_reml(system: LivensSystem, x_n, y, h, t=0.0) -> np.ndarray:
+def residual_reml(system: LivensSystem, x_n, y, h, t=0.0, sparse=None) -> np.ndarray:
     """Residual of REML (103) in ``y = [q^{n+1}, λ]``, shape (n + m,)."""
-    return _reml_equations(system, x_n, y, h, t, False)
+    return _reml_equations(system, x_n, y, h, t, False, sparse)
 
 
-def jacobian_reml(system: LivensSystem, x_n, y, h, t=0.0) -> np.ndarray:
+def jacobian_reml(system: LivensSystem, x_n, y, h, t=0.0, sparse=None):
     """Analytic Jacobian of :func:`residual_reml`, shape (n + m, n + m)."""
-    return _reml_equations(system, x_n, y, h, t, True)[1]
+    return _reml_equations(system, x_n, y, h, t, True, sparse)[1]
 
 
-def step_reml(system: LivensSystem, x_n, h, t=0.0, jacobian="analytic"):
-    """One REML step: Newton on (q^{n+1}, λ), then v, p from (101)–(102)."""
+def step_reml(system: LivensSystem, x_n, h, t=0.0, jacobian="analytic", sparse=None):
+    """One REML step: Newton on (q^{n+1}, λ), then v, p from (101)–(102) (``sparse`` as in
+    :func:`step_eml`)."""
     positive(h=h)
     x_n = np.asarray(x_n, dtype=float)
     n = system.n
     q0, _, _, lam0 = split_state(system, x_n)
     y, rep = _solve(
-        lambda z: _reml_equations(system, x_n, z, h, t, False),
+        lambda z: _reml_equations(system, x_n, z, h, t, False, sparse),
         np.concatenate([q0, lam0]),
-        lambda z: _reml_equations(system, x_n, z, h, t, True)[1],
+        lambda z: _reml_equations(system, x_n, z, h, t, True, sparse)[1],
         t,
         jacobian,
     )
     _guard_antipodal(system, q0, y[:n], rep.residual_history, t)
-    return reml_recover(system, x_n, y[:n], h, y[n:]), rep
+    return reml_recover(system, x_n, y[:n], h, y[n:], sparse), rep
 
 
 # ---------------------------------------------------------------------------------------------
