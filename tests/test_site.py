@@ -158,13 +158,16 @@ def test_api_reference_follows_the_chapters_and_the_scorecard():
     assert "api.md" in conf.include_patterns
 
 
-def test_chapters_are_read_one_per_process_longest_first(site):
-    """The book's Sphinx reads (and executes) every document in a chunk of its own, in the start
-    order of book.toml, which lists every chapter once (notebooks/_ext/balanced.py)."""
+def test_chapters_are_read_one_per_process_longest_first(site, tmp_path):
+    """The book's Sphinx reads (and executes) every document in a chunk of its own, and its
+    parallel runner starts them in the start order of book.toml, which lists every chapter once
+    (notebooks/_ext/balanced.py): checked on Sphinx's own runner, two processes at a time."""
     import sys
+    import time
     import tomllib
 
     import sphinx.builders
+    from sphinx.util.parallel import ParallelTasks
 
     sys.path.insert(0, str(NOTEBOOKS / "_ext"))
     from balanced import START_ORDER, one_document_per_chunk
@@ -173,4 +176,18 @@ def test_chapters_are_read_one_per_process_longest_first(site):
     assert sorted(START_ORDER) == sorted(book["chapters"])
     assert sphinx.builders.make_chunks is one_document_per_chunk  # the site fixture loaded the extension
     docs = ["index", "api", *sorted(book["chapters"]), "scorecard"]
-    assert one_document_per_chunk(docs, 2) == [[name] for name in START_ORDER] + [["index"], ["api"], ["scorecard"]]
+    log = tmp_path / "started"
+
+    def read(chunk):  # every chunk takes 0.6 s, so the others wait in Sphinx's queue
+        with log.open("a") as f:
+            f.write(chunk[0] + "\n")
+        time.sleep(0.6)
+
+    tasks = ParallelTasks(2)
+    first, *rest = one_document_per_chunk(docs, 2)
+    tasks.add_task(read, first)
+    time.sleep(0.3)  # the two processes then free up 0.3 s apart: one start at a time
+    for chunk in rest:
+        tasks.add_task(read, chunk)
+    tasks.join()
+    assert log.read_text().split() == [*START_ORDER, "index", "api", "scorecard"]

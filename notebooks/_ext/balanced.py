@@ -17,9 +17,13 @@ START_ORDER = tomllib.loads((Path(__file__).resolve().parents[2] / "book.toml").
 
 
 def one_document_per_chunk(docnames, nproc, maxbatch=10):
-    """The chunks of a parallel read or write: one document each, ``START_ORDER`` first."""
+    """The chunks of a parallel read or write, one document each, listed so that Sphinx *starts*
+    them in the order of ``START_ORDER`` (then the rest). Sphinx starts the first ``nproc`` chunks
+    at once and queues the others in a dict it empties with ``popitem()``, last in first out: the
+    queued chunks are therefore listed in reverse."""
     rank = {name: i for i, name in enumerate(START_ORDER)}
-    return [[name] for name in sorted(docnames, key=lambda name: rank.get(name, len(rank)))]
+    ordered = sorted(docnames, key=lambda name: rank.get(name, len(rank)))
+    return [[name] for name in ordered[:nproc] + ordered[nproc:][::-1]]
 
 
 def setup(app):
