@@ -471,7 +471,7 @@ def test_exudyn_solve_returns_a_trajectory_with_the_work_exudyn_reports():
     # Exudyn reports no residual, matrix or factorisation counts: 0, not reported
     assert (w.rejected_steps, w.rhs_evaluations, w.jacobian_evaluations, w.factorisations) == (0, 0, 0, 0)
     explicit = ex.solve(ex.heavy_top_system("RV", constrained=False), "RK44", 1e-3, 0.02)
-    assert explicit.work == Work(steps=20) and explicit.wall_time > 0.0
+    assert explicit.work == Work(steps=20)
 
 
 @pytest.mark.parametrize("node", ["RV", "Rxyz", "EP"])
