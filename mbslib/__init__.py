@@ -65,9 +65,16 @@ def _install_numba_cache() -> None:
         caching.CacheImpl._locator_classes.insert(0, PackageCacheLocator)
 
 
-if "NUMBA_CACHE_DIR" not in os.environ:  # a user's own choice wins
+def _chosen_by_user(directory: str | None) -> bool:
+    """True for a ``NUMBA_CACHE_DIR`` the user set; False if unset or set by a process that
+    imported mbslib (a Jupyter kernel started by Sphinx or pytest inherits the variable; it may
+    belong to another version of the library)."""
+    return directory is not None and Path(directory).parent.name != "mbsbook"
+
+
+if not _chosen_by_user(os.environ.get("NUMBA_CACHE_DIR")):
     os.environ["NUMBA_CACHE_DIR"] = _numba_cache_dir()
-    _install_numba_cache()
+_install_numba_cache()  # also under a user's directory: the kernels are keyed inside mbslib
 
 
 def quick() -> bool:

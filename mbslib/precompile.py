@@ -10,28 +10,38 @@ it only loads the machine code (a few seconds).
 
 Every call below is a tiny run with the argument types the chapters use, so that the cached
 signatures are the ones the chapters look up.
+
+On an empty cache the machine has more cores than the compiler uses (numba compiles in one
+thread): two processes compile two halves at once, the generalized-α driver with the single
+bodies, and everything that does not need it first (the Runge–Kutta driver, the torus, the model
+evaluations) with the systems after it. The halves share a few functions, which both may compile;
+numba writes each cache file whole, but two processes adding signatures to one index at once can
+lose one, so this process then runs every call once more: it loads what is cached and compiles
+whatever is missing. ``python -m mbslib.precompile --serial`` compiles in this process only.
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import time
+from pathlib import Path
 
 import numpy as np
 
-from mbslib.integrators import generalized_alpha as ga
-from mbslib.integrators import runge_kutta as rk
-from mbslib.integrators.tableaux import DOPRI5, RK44
-from mbslib.studies import slider_crank as scs
-from mbslib.systems import binder_torus as bt
-from mbslib.systems import lie_group_mbs as lg
-from mbslib.systems import multibody as mb
-from mbslib.systems import slider_crank as sc
-from mbslib.systems.puma560 import Puma560
+import mbslib  # noqa: F401  (sets NUMBA_CACHE_DIR)
 
 
-def _single_bodies() -> None:
+def _single_bodies(driver_ready=None) -> None:
     """Heavy tops (free and with a spherical joint) and the rotor: both integrator families, the
-    one-step functions and the evaluations the chapter calls from Python."""
+    one-step functions and the evaluations the chapter calls from Python. ``driver_ready`` (an
+    event) is set once the generalized-α driver is compiled."""
+    from mbslib.integrators import generalized_alpha as ga  # compiles its entry points on import
+    from mbslib.systems import lie_group_mbs as lg
+
+    if driver_ready is not None:
+        driver_ready.set()
+
     top = lg.HeavyTop()
     models = [lg.heavy_top_model(code, top) for code in range(lg.ROT_RV)]
     models += [lg.rotor_model(code) for code in (lg.ROT_RV, lg.ROT_RXYZ, lg.ROT_EP)]
@@ -48,15 +58,21 @@ def _single_bodies() -> None:
         q, v = state[:n], state[n : 2 * n]
         ga.residual_genalpha(model, q, v, state[2 * n : 3 * n], np.zeros(model.n_constraints))
         ga.iteration_matrix(model, q, v, 1e-4 * v, 1e-4)
+    from mbslib.integrators import runge_kutta as rk
+    from mbslib.integrators.tableaux import DOPRI5, RK44
+
     rk.integrate_explicit(*models[lg.TOP_RV], RK44, 1e-4, 2e-4)  # one driver: the kernels are arguments
     rk.integrate_explicit(*models[lg.TOP_RV], DOPRI5, 1e-4, 2e-4, rtol=1e-6, atol=1e-8)
     rk.integrate_explicit(*models[lg.ROT_RV], RK44, 1e-4, 2e-4, record_every=1)
 
 
-def _systems() -> None:
-    """The slider–crank and the Puma 560 in absolute and minimal coordinates."""
-    for form in (sc.RV, sc.RXYZ, sc.EP):
-        scs.simulate(form, 1e-3, 2e-3, record_every=1)
+def _systems(driver_ready=None) -> None:
+    """The slider–crank and the Puma 560 in absolute and minimal coordinates; what needs the
+    generalized-α driver waits for ``driver_ready`` (an event), if given."""
+    from mbslib.systems import lie_group_mbs as lg
+    from mbslib.systems import multibody as mb
+    from mbslib.systems.puma560 import Puma560
+
     robot = Puma560()
     system = robot.system().params()
     x0 = robot.absolute_state(mb.RV)
@@ -65,23 +81,63 @@ def _systems() -> None:
     mb.constraint(mb.RV, x0[:n], system)
     mb.constraint_jacobian(mb.RV, x0[:n], system)
     robot.joint_angles(mb.RV, system, x0[:n], 0.0)
-    ga.integrate_genalpha(lg.Model(lg.CHAIN, robot.params()), robot.initial_state(), 1e-3, 2e-3)
     robot.reference_solution(np.array([0.0, 1e-3]), t_end=1e-3)
+    if driver_ready is not None:
+        driver_ready.wait()
+    from mbslib.integrators import generalized_alpha as ga
+    from mbslib.studies import slider_crank as scs
+    from mbslib.systems import slider_crank as sc
+
+    for form in (sc.RV, sc.RXYZ, sc.EP):
+        scs.simulate(form, 1e-3, 2e-3, record_every=1)
+    ga.integrate_genalpha(lg.Model(lg.CHAIN, robot.params()), robot.initial_state(), 1e-3, 2e-3)
 
 
 def _torus() -> None:
     """The binder torus of chapter 003 (all-pairs contact, one compiled time loop)."""
+    from mbslib.systems import binder_torus as bt
+
     bt.simulate_torus(bt.make_torus(), "25", 1e-3, 2e-3)
 
 
-def main() -> float:
-    """Compile (or load) the kernels; return the wall time in seconds."""
+def _second_half(driver_ready) -> None:
+    """The Runge–Kutta driver, the torus and the systems; the systems' generalized-α runs wait
+    until the first half has compiled (and cached) the driver."""
+    from mbslib.integrators import runge_kutta  # noqa: F401  (compiles its entry points on import)
+
+    _torus()
+    _systems(driver_ready)
+
+
+def _cache_is_empty() -> bool:
+    """True on the first use of this library version (no compiled kernel cached yet)."""
+    return not any(Path(os.environ["NUMBA_CACHE_DIR"]).rglob("*.nbi"))
+
+
+def main(parallel: bool = True) -> float:
+    """Compile (or load) the kernels; on an empty cache and if ``parallel``, two processes
+    compile the two halves at once first. Return the wall time in seconds."""
     start = time.perf_counter()
-    _single_bodies()
+    if parallel and _cache_is_empty():
+        context = multiprocessing.get_context("spawn")
+        driver_ready = context.Event()
+        halves = [context.Process(target=_single_bodies, args=(driver_ready,), name="single bodies"),
+                  context.Process(target=_second_half, args=(driver_ready,), name="torus and systems")]
+        for half in halves:
+            half.start()
+        halves[0].join()
+        driver_ready.set()  # the second half never waits for a first half that failed
+        halves[1].join()
+        failed = [half.name for half in halves if half.exitcode != 0]
+        if failed:
+            raise RuntimeError(f"precompilation failed in the half {' and '.join(failed)} (traceback above)")
+    _single_bodies()  # loads what the halves cached and compiles whatever is missing
     _systems()
     _torus()
     return time.perf_counter() - start
 
 
 if __name__ == "__main__":
-    print(f"mbslib: numba kernels ready ({main():.1f} s)")
+    import sys
+
+    print(f"mbslib: numba kernels ready ({main(parallel='--serial' not in sys.argv[1:]):.1f} s)")

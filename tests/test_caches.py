@@ -45,6 +45,21 @@ def test_importing_keeps_other_versions_and_clones_share_compiled_kernels(tmp_pa
     assert (other / "keep").exists()
 
 
+def test_a_process_started_by_one_that_imported_mbslib_shares_its_kernels(tmp_path):
+    """Sphinx and pytest import mbslib and then start the chapters' Jupyter kernels, which inherit
+    ``NUMBA_CACHE_DIR``: they must still key the kernels inside mbslib (as the precompilation did),
+    not on the clone's absolute path, and never use the directory of another library version."""
+    probe = "import mbslib.kernels as k, numpy as np; k.sinc(np.float64(0.3))"
+    parent = f"import mbslib, subprocess, sys; subprocess.run([sys.executable, '-c', {probe!r}], check=True)"
+    env_of_another_version = {"NUMBA_CACHE_DIR": str(tmp_path / "mbsbook" / "numba-0123456789abcdef")}
+    for code, extra in ((parent, {}), (probe, env_of_another_version)):
+        env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+        env.update(XDG_CACHE_HOME=str(tmp_path), PYTHONPATH=str(ROOT), **extra)
+        subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, check=True)
+    assert [p.name for p in (tmp_path / "mbsbook").iterdir()] == [f"numba-{mbslib.fingerprint()}"]
+    assert [p.name for p in (tmp_path / "mbsbook" / f"numba-{mbslib.fingerprint()}").iterdir()] == ["mbslib"]
+
+
 def test_a_kernel_called_with_a_bound_formulation_is_compiled_once_for_all_processes(tmp_path):
     """:func:`~mbslib.formulations.compiled.bind_form`: the second process loads the kernel the
     first one compiled (with the bundle of dispatchers it would compile again and again)."""
