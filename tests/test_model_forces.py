@@ -162,6 +162,19 @@ def test_quaternion_forces_do_the_work_of_the_description():
     assert system.potential(q) == pytest.approx(potential_energy(model, states)[0], rel=1e-13)
 
 
+@pytest.mark.parametrize("scheme", ["eml", "mpl", "reml"])
+def test_newton_matrices_with_dampers_and_loads_against_differences(scheme, rng):
+    """The schemes' analytic Jacobians with the midpoint force (loads of time alone: exact)."""
+    load = AppliedLoad(1, force=push, torque=lambda t, s: np.array([0.0, 0.3, t]), point=[0.1, 0.2, -0.3])
+    system = QuaternionSystem(spring_model(damping=3.0, loads=(load,)))
+    x0, h = system.initial_state(), 0.01
+    residual, jacobian = getattr(livens, f"residual_{scheme}"), getattr(livens, f"jacobian_{scheme}")
+    z = np.concatenate([x0[:system.n], x0[3 * system.n:]]) if scheme == "reml" else x0
+    z = z + 0.01 * rng.normal(size=z.size)
+    J_fd = central_difference(lambda y: residual(system, x0, y, h, 0.3), z)
+    assert _error(jacobian(system, x0, z, h, 0.3), J_fd) < 1e-8
+
+
 def _run(system, step, h, t_end):
     return simulate(partial(step, system), system.initial_state(), h, t_end)
 
