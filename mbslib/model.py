@@ -166,6 +166,8 @@ class Spring:
 
     def __post_init__(self):
         nonnegative(stiffness=self.stiffness, rest_length=self.rest_length, damping=self.damping)
+        if self.body_a is not None and self.body_a == self.body_b:
+            raise ValueError(f"body_a and body_b must differ, got {self.body_a} twice")
         _frozen(self, point_a=vector("point_a", self.point_a, (3,)).copy(),
                 point_b=vector("point_b", self.point_b, (3,)).copy(), stiffness=float(self.stiffness),
                 rest_length=float(self.rest_length), damping=float(self.damping))
@@ -185,6 +187,9 @@ class AppliedLoad:
     def __post_init__(self):
         if self.force is None and self.torque is None:
             raise ValueError("an applied load needs force=... or torque=...")
+        for name in ("force", "torque"):
+            if getattr(self, name) is not None and not callable(getattr(self, name)):
+                raise ValueError(f"{name} must be a callable of (t, states) or None, got {getattr(self, name)!r}")
         _frozen(self, point=vector("point", self.point, (3,)).copy())
 
 
@@ -210,6 +215,8 @@ class Model:
             for k, item in enumerate(items):
                 for end in ("body_a", "body_b"):
                     index = getattr(item, end)
+                    if index is None and end == "body_b":
+                        raise ValueError(f"{label}[{k}].body_b must be a body index (the ground is body_a=None)")
                     if index is not None and not 0 <= index < n:
                         raise ValueError(f"{label}[{k}].{end} = {index} is not a body index (0..{n - 1})")
         for k, load in enumerate(self.loads):
@@ -308,6 +315,42 @@ def potential_energy(model: Model, s: BodyStates) -> np.ndarray:
         d = _points(s, spring.body_b, spring.point_b) - _points(s, spring.body_a, spring.point_a)
         V += 0.5 * spring.stiffness * (np.linalg.norm(d, axis=1) - spring.rest_length) ** 2
     return V
+
+
+def _spring_rates(s: BodyStates, spring: Spring):
+    """The spring's vector ``d`` (world frame) and its rate ``ḋ``, each (T, 3)."""
+    d = _points(s, spring.body_b, spring.point_b) - _points(s, spring.body_a, spring.point_a)
+    return d, _point_velocities(s, spring.body_b, spring.point_b) - _point_velocities(s, spring.body_a, spring.point_a)
+
+
+def applied_wrenches(model: Model, s: BodyStates) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per applied load, its force and torque (world frame) at every instant, each (T, 3)."""
+    out = []
+    for k, load in enumerate(model.loads):
+        wrench = []
+        for name, value in (("force", load.force), ("torque", load.torque)):
+            wrench.append(np.zeros((len(s.t), 3)) if value is None else np.array(
+                [vector(f"loads[{k}].{name}(t, states)", value(t, s.at(i)), (3,)) for i, t in enumerate(s.t)]))
+        out.append(tuple(wrench))
+    return out
+
+
+def nonconservative_power(model: Model, s: BodyStates) -> np.ndarray:
+    """Power of the dampers and applied loads [W], shape (T,): ``dE/dt`` of the total energy.
+
+    A damper adds ``−c (ḋ·e)²``; a load ``f · (v + R(Ω × p)) + τ · (R Ω)`` (force at its point,
+    torque on its body's world angular velocity).
+    """
+    P = np.zeros(len(s.t))
+    for spring in model.springs:
+        if spring.damping > 0:
+            d, d_dot = _spring_rates(s, spring)
+            P -= spring.damping * np.einsum("ti,ti->t", d, d_dot) ** 2 / np.einsum("ti,ti->t", d, d)
+    for load, (force, torque) in zip(model.loads, applied_wrenches(model, s), strict=True):
+        spin = np.einsum("tij,tj->ti", s.rotation[:, load.body], s.angular_velocity[:, load.body])
+        P += np.einsum("ti,ti->t", force, _point_velocities(s, load.body, load.point))
+        P += np.einsum("ti,ti->t", torque, spin)
+    return P
 
 
 def total_energy(model: Model, s: BodyStates) -> np.ndarray:

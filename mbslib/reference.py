@@ -1,7 +1,7 @@
 """Tight reference solutions of a coordinate-free model (:mod:`mbslib.model`).
 
-Supported: bodies without joints under gravity and spring–dampers (Newton's and Euler's
-equations of each body), and one body held at a ground point by a spherical joint under gravity
+Supported: bodies without joints under gravity, spring–dampers and applied loads (Newton's and
+Euler's equations of each body), and one body held at a ground point by a spherical joint under gravity
 (Euler's equations about the pivot). The rotation ``R`` is integrated as nine components of ``Ṙ = R Ω̂`` with
 DOP853 at ``rtol = atol = 1e-12`` by default; its departure from orthogonality stays at the
 tolerance and is reported.
@@ -22,14 +22,12 @@ def reference_states(model: Model, t_eval, *, rtol: float = 1e-12, atol: float =
     Raises
     ------
     NotImplementedError
-        For applied loads, body–body joints, more than one joint, or springs on a jointed body.
+        For body–body joints, more than one joint, or springs or applied loads on a jointed body.
     """
-    if model.loads:
-        raise NotImplementedError("reference_states: applied loads are not supported")
     if len(model.joints) > 1 or any(j.kind != "spherical" or j.body_a is not None for j in model.joints):
         raise NotImplementedError("reference_states: only free bodies or one body on a ground spherical joint")
-    if model.joints and model.springs:
-        raise NotImplementedError("reference_states: springs on a jointed body are not supported")
+    if model.joints and (model.springs or model.loads):
+        raise NotImplementedError("reference_states: springs and applied loads on a jointed body are not supported")
     t_eval = np.asarray(t_eval, dtype=float)
     g = np.zeros(3) if model.gravity is None else model.gravity.g
     if model.joints:
@@ -62,6 +60,15 @@ def reference_states(model: Model, t_eval, *, rtol: float = 1e-12, atol: float =
                 if body is not None:
                     force[body] += sign * f
                     torque[body] += np.cross(arm, sign * f)
+        if model.loads:
+            states = BodyStates(np.array([t]), x[None], R[None], v[None], W[None])
+            for load in model.loads:
+                if load.force is not None:
+                    f = load.force(t, states)
+                    force[load.body] += f
+                    torque[load.body] += np.cross(R[load.body] @ load.point, f)
+                if load.torque is not None:
+                    torque[load.body] += load.torque(t, states)
         out = np.empty((N, 18))
         out[:, 0:3], out[:, 3:6] = v, force / masses[:, None]
         for n in range(N):

@@ -291,7 +291,7 @@ def test_four_bar_loop_power_balance_constraints_and_momentum():
     E = L.energies(loop, X)["E"]
     for k in range(len(X) - 1):
         q0, q1 = X[k, :n], X[k + 1, :n]
-        out = loop.external_force(0.5 * (q0 + q1), tr.t[k] + 0.05)
+        out = loop.external_force(0.5 * (q0 + q1), 0.5 * (X[k, 2 * n:3 * n] + X[k + 1, 2 * n:3 * n]), tr.t[k] + 0.05)
         work = 0.0 if out is None else out[0] @ (q1 - q0)
         assert abs(E[k + 1] - E[k] - work) < 1e-10 * max(E[-1], 1.0)
     # after the load: ΔL = -h Σ_joints g(q^{n+1/2}) × λ^{(a,b)} (joints are equivariant, not invariant)

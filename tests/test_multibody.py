@@ -113,10 +113,10 @@ SYSTEMS = {"double pendulum": double_pendulum, "mixed": mixed_system}
 def test_parameter_layout():
     S = mixed_system()
     P = S.params()
-    assert P.shape == (6 + 4 * 3 + 16 * len(S.rows) + 16 * 3,)
+    assert P.shape == (7 + 4 * 3 + 16 * len(S.rows) + 16 * 3,)
     assert len(S.rows) == 3 + 2 + 3 + 2 + 2
     assert (mb.n_bodies(P), int(P[1]), int(P[2])) == (3, 12, 3)
-    assert np.array_equal(P[3:6], [0.5, -1.0, -9.81])
+    assert np.array_equal(P[3:7], [0.5, -1.0, -9.81, 0])  # gravity, no point springs
     for form, m in ((mb.RV, 6), (mb.RXYZ, 6), (mb.EP, 7)):
         assert mb.n_coordinates(form, P) == 3 * m
         assert mb.n_constraints(form, P) == 12 + (3 if form == mb.EP else 0)

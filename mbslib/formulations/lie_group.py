@@ -3,9 +3,11 @@ Euler parameters or Tait–Bryan angles per body.
 
 Each body becomes a body of :class:`mbslib.systems.multibody.System` in its principal frame
 (``J = V diag(J_p) Vᵀ``, :func:`mbslib.systems.rigid_bodies.principal_frame`): rotation ``R V``,
-body points ``Vᵀ p``, angular velocity ``Vᵀ Ω``. Spherical, revolute and universal joints and
-gravity map onto its joint rows; prismatic joints, springs and applied loads are not available in
-this formulation yet and raise ``NotImplementedError`` naming them. The generalized-α and
+body points ``Vᵀ p``, angular velocity ``Vᵀ Ω``. Spherical, revolute and universal joints map
+onto its joint rows, gravity and springs onto its force elements (a :class:`~mbslib.model.Spring`
+is a point spring–damper, with analytic Jacobians in the compiled kernels). Prismatic joints
+raise ``NotImplementedError``, and so do applied loads: their Python callables of
+``(t, states)`` cannot run inside the compiled kernels. The generalized-α and
 Runge–Kutta(–Munthe-Kaas) integrators of :mod:`mbslib.integrators` run the result.
 """
 
@@ -30,8 +32,9 @@ def _form(form: str) -> int:
 def absolute_model(model: Model, form: str) -> lg.Model:
     """The model in absolute coordinates ``form`` ("RV", "Rxyz" or "EP") for the integrators."""
     code = lg.MB_RV + _form(form)
-    if model.springs or model.loads:
-        raise NotImplementedError("absolute coordinates: springs and applied loads are not available yet")
+    if model.loads:
+        raise NotImplementedError("absolute coordinates: applied loads are Python callables of (t, states), which "
+                                  "cannot run inside the compiled kernels of the integrators")
     frames = [principal_frame(b.inertia) for b in model.bodies]
     gravity = (0.0, 0.0, 0.0) if model.gravity is None else tuple(model.gravity.g)
     system = mb.System(gravity=gravity)
@@ -54,6 +57,10 @@ def absolute_model(model: Model, form: str) -> lg.Model:
             system.align(a, local(joint.body_a, joint.axis_a), joint.body_b, local(joint.body_b, joint.axis_b))
         else:
             raise NotImplementedError(f"absolute coordinates: joints[{k}] is {joint.kind}; not available yet")
+    for s in model.springs:
+        a = mb.GROUND if s.body_a is None else s.body_a
+        system.point_spring(a, local(s.body_a, s.point_a), s.body_b, local(s.body_b, s.point_b), s.stiffness,
+                            s.rest_length, s.damping)
     return lg.Model(code, system.params())
 
 

@@ -10,9 +10,20 @@ quadratic in the coordinates, so their Gonzalez discrete gradients are midpoint 
 4). Gravity is linear in φ. The matrices (mass matrix, kinetic Jacobians, constraint Jacobian
 and Hessian) are assembled once from their per-body and per-joint blocks, and come as dense
 ndarrays or, for ``sparse=True``, as scipy.sparse CSR arrays whose nonzeros grow linearly with
-the number of bodies (block-diagonal per body, a few blocks per joint row). Other joints,
-springs and applied loads are not available in this formulation yet and raise
+the number of bodies (block-diagonal per body, a few blocks per joint row). Other joints raise
 ``NotImplementedError`` naming them.
+
+Springs: the vector between a spring's points, ``d(q) = φ_b + R(q_b) X_b − φ_a − R(q_a) X_a``,
+is quadratic in q like the joints, with Jacobian ``D(q)`` (linear in q) and constant Hessians.
+Its potential ``V = ½ k (ℓ − L₀)²``, ``ℓ = |d|``, has ``∇V = k (1 − L₀/ℓ) Dᵀd``, and the
+discrete gradient ``∇̄V = k (1 − L₀/ℓ̄) D(q^{n+1/2})ᵀ d̄`` with ``ℓ̄ = ½(ℓⁿ + ℓⁿ⁺¹)``,
+``d̄ = ½(dⁿ + dⁿ⁺¹)``: ``D(q^{n+1/2})(qⁿ⁺¹ − qⁿ) = dⁿ⁺¹ − dⁿ`` (d quadratic) and
+``½ k (1 − L₀/ℓ̄)`` is exactly ``(V(s₁) − V(s₀))/(s₁ − s₀)`` with ``s = ℓ²``, also for
+``s₁ = s₀``, so that ``∇̄V · (qⁿ⁺¹ − qⁿ) = V(qⁿ⁺¹) − V(qⁿ)`` (Gonzalez's property, Sect. 4).
+Dampers and applied loads are the non-conservative generalized force
+(:meth:`QuaternionSystem.external_force`): a damper's ``−c (e·ḋ) Dᵀe`` (``ḋ = D v``,
+``e = d/ℓ``), a load's virtual work, ``f`` on φ and ``∂(R(q)X)/∂qᵀ f = 2 X̄ᵀE(q)ᵀ f`` on q for
+a force at the body point X, ``2 E(q)ᵀ τ`` for a world torque (paper 000, eq. 128).
 
 :class:`RotationSystem` is the rotation of one body alone in one unit quaternion (4 coordinates,
 one constraint), the form the single-body schemes Null-EML, EMH and MPH need.
@@ -40,6 +51,7 @@ from mbslib.quaternions import (
 from mbslib.rotations import exp_so3
 from mbslib.systems.livens_systems import FreeRigidBody, HeavyTop
 from mbslib.systems.rigid_bodies import principal_frame
+from mbslib.validation import vector
 
 
 def _matrix(shape, blocks, sparse: bool):
@@ -62,8 +74,6 @@ class QuaternionSystem:
     """Livens' form of ``model`` in centre-of-mass positions and unit quaternions (7 per body)."""
 
     def __init__(self, model: Model):
-        if model.springs or model.loads:
-            raise NotImplementedError("quaternion formulation: springs and applied loads are not available yet")
         for k, joint in enumerate(model.joints):
             if joint.kind != "spherical":
                 raise NotImplementedError(f"quaternion formulation: joints[{k}] is {joint.kind}; only spherical "
@@ -79,8 +89,15 @@ class QuaternionSystem:
         self.quaternion_slices = tuple(slice(7 * a + 3, 7 * a + 7) for a in range(self.N))
         self.g_vector = np.zeros(3) if model.gravity is None else model.gravity.g
         # joints as (body or None, lever X in the principal frame or ground point) for both ends
-        self.joints = [((j.body_a, j.point_a if j.body_a is None else self.V[j.body_a].T @ j.point_a),
-                        (j.body_b, self.V[j.body_b].T @ j.point_b)) for j in model.joints]
+        self.joints = [(self._end(j.body_a, j.point_a), self._end(j.body_b, j.point_b)) for j in model.joints]
+        # springs as their records and their ends (sign, body or None, lever or ground point): d = end b − end a
+        self.springs = [(s, ((-1.0, *self._end(s.body_a, s.point_a)), (1.0, *self._end(s.body_b, s.point_b))))
+                        for s in model.springs]
+        self.loads = [(load, self.V[load.body].T @ load.point) for load in model.loads]
+
+    def _end(self, body, point):
+        """``(body, X)``: the lever ``X = Vᵀ p`` in the principal frame, or a ground point as it is."""
+        return body, point if body is None else self.V[body].T @ point
 
     # -- layout ---------------------------------------------------------------------------------
     def _t(self, a):
@@ -127,21 +144,100 @@ class QuaternionSystem:
     def dg_kinetic(self, q0, q1, v0, v1, *, sparse: bool = False) -> KineticParts:
         return self._assemble(quat_dg_kinetic, q0, q1, v0, v1, sparse)
 
-    # -- potential: gravity, V = −Σ m g·φ ----------------------------------------------------------
-    def potential(self, q) -> float:
-        return float(-sum(self.masses[a] * self.g_vector @ q[self._t(a)] for a in range(self.N)))
+    # -- springs: d(q) and its derivatives on the columns of the spring's bodies -------------------
+    def _spring_vector(self, ends, q):
+        """``d(q)`` (3,), ``D(q) = ∂d/∂q`` on the spring's columns (3, w) and those columns (slices).
 
-    def grad_potential(self, q) -> np.ndarray:
+        ``∂(R(q)X)/∂q = 2[q₀X + v × X, v Xᵀ − X vᵀ + (v·X) I − q₀ X̂]`` (``q = (q₀, v)``, eq. 137
+        written out) and ``R(q)X = ½ ∂(R(q)X)/∂q q`` (R is quadratic in q)."""
+        bodies = [(sign, body, X) for sign, body, X in ends if body is not None]
+        d, D = np.zeros(3), np.zeros((3, 7 * len(bodies)))
+        for sign, body, X in ends:
+            if body is None:
+                d += sign * X
+        for j, (sign, body, X) in enumerate(bodies):
+            q0, u = q[7 * body + 3], q[7 * body + 4:7 * body + 7]
+            J = np.empty((3, 4))
+            J[:, 0] = 2.0 * (q0 * X + _cross(u, X))
+            J[:, 1:] = 2.0 * (np.outer(u, X) - np.outer(X, u) + (u @ X) * np.eye(3) - q0 * _hat(X))
+            d += sign * (q[7 * body:7 * body + 3] + 0.5 * J @ q[7 * body + 3:7 * body + 7])
+            D[:, 7 * j:7 * j + 3], D[:, 7 * j + 3:7 * j + 7] = sign * np.eye(3), sign * J
+        return d, D, [c for _, body, _ in bodies for c in (self._t(body), self._r(body))]
+
+    @staticmethod
+    def _spring_hessian(ends, c) -> np.ndarray:
+        """``H(c) = Σᵢ cᵢ ∇²dᵢ`` on the spring's columns (constant in q): ``±2 X̄ᵀ c⁺`` per body."""
+        bodies = [(sign, X) for sign, body, X in ends if body is not None]
+        H = np.zeros((7 * len(bodies), 7 * len(bodies)))
+        c_plus = np.zeros((4, 4))
+        c_plus[0, 1:], c_plus[1:, 0], c_plus[1:, 1:] = -c, c, _hat(c)
+        for j, (sign, X) in enumerate(bodies):
+            H[7 * j + 3:7 * j + 7, 7 * j + 3:7 * j + 7] = sign * 2.0 * minus(X).T @ c_plus
+        return H
+
+    @staticmethod
+    def _scatter(cols, A):
+        """Blocks ``(rows, cols, values)`` of a matrix A on the columns ``cols`` of one spring."""
+        edges = np.cumsum([0] + [c.stop - c.start for c in cols])
+        return [(ci, cj, A[edges[i]:edges[i + 1], edges[j]:edges[j + 1]])
+                for i, ci in enumerate(cols) for j, cj in enumerate(cols)]
+
+    @staticmethod
+    def _add(out, cols, a):
+        edges = np.cumsum([0] + [c.stop - c.start for c in cols])
+        for i, c in enumerate(cols):
+            out[c] += a[edges[i]:edges[i + 1]]
+
+    # -- potential: gravity, V = −Σ m g·φ, and springs, V = ½ k (ℓ − L₀)² -----------------------
+    def potential(self, q) -> float:
+        V = float(-sum(self.masses[a] * self.g_vector @ q[self._t(a)] for a in range(self.N)))
+        for spring, ends in self.springs:
+            V += 0.5 * spring.stiffness * (np.linalg.norm(self._spring_vector(ends, q)[0]) - spring.rest_length) ** 2
+        return V
+
+    def _gravity_gradient(self) -> np.ndarray:
         grad = np.zeros(self.n)
         for a in range(self.N):
             grad[self._t(a)] = -self.masses[a] * self.g_vector
         return grad
 
+    def grad_potential(self, q) -> np.ndarray:
+        """Gravity and ``k (1 − L₀/ℓ) Dᵀd`` per spring."""
+        grad = self._gravity_gradient()
+        for spring, ends in self.springs:
+            d, D, cols = self._spring_vector(ends, q)
+            self._add(grad, cols, _tension(spring, np.linalg.norm(d)) * D.T @ d)
+        return grad
+
     def hess_potential(self, q, *, sparse: bool = False):
-        return _matrix((self.n, self.n), [], sparse)
+        """``∇²V = Σ k (1 − L₀/ℓ)(DᵀD + H(d)) + (k L₀/ℓ³) Dᵀd (Dᵀd)ᵀ`` over the springs."""
+        blocks = []
+        for spring, ends in self.springs:
+            d, D, cols = self._spring_vector(ends, q)
+            length, a = np.linalg.norm(d), D.T @ d
+            hess = _tension(spring, length) * (D.T @ D + self._spring_hessian(ends, d))
+            if spring.rest_length > 0:
+                hess = hess + spring.stiffness * spring.rest_length / length**3 * np.outer(a, a)
+            blocks += self._scatter(cols, hess)
+        return _matrix((self.n, self.n), blocks, sparse)
 
     def dg_potential(self, q0, q1, *, sparse: bool = False):
-        return self.grad_potential(q1), _matrix((self.n, self.n), [], sparse)
+        """Discrete gradient (module docstring): gravity's gradient (V linear in φ) and per spring
+        ``k (1 − L₀/ℓ̄) D(q^{n+1/2})ᵀ d̄``; with its Jacobian in ``q1``."""
+        grad, blocks = self._gravity_gradient(), []
+        for spring, ends in self.springs:
+            d0 = self._spring_vector(ends, q0)[0]
+            d1, D1, cols = self._spring_vector(ends, q1)
+            _, Dm, _ = self._spring_vector(ends, 0.5 * (q0 + q1))
+            l0, l1 = np.linalg.norm(d0), np.linalg.norm(d1)
+            mean_length, d_bar = 0.5 * (l0 + l1), 0.5 * (d0 + d1)
+            tension, w = _tension(spring, mean_length), Dm.T @ d_bar
+            self._add(grad, cols, tension * w)
+            jac = 0.5 * tension * (self._spring_hessian(ends, d_bar) + Dm.T @ D1)
+            if spring.rest_length > 0:  # ∂ℓ̄/∂q1 = ½ D1ᵀd1/ℓ1
+                jac = jac + 0.5 * spring.stiffness * spring.rest_length / mean_length**2 * np.outer(w, D1.T @ d1 / l1)
+            blocks += self._scatter(cols, jac)
+        return grad, _matrix((self.n, self.n), blocks, sparse)
 
     # -- constraints ------------------------------------------------------------------------------
     def _point(self, q, end):
@@ -177,8 +273,44 @@ class QuaternionSystem:
                     blocks.append((self._r(body), self._r(body), sign * 2.0 * minus(X).T @ plus(mu)))
         return _matrix((self.n, self.n), blocks, sparse)
 
-    def external_force(self, q, t):
-        return None
+    def external_force(self, q, v, t):
+        """Dampers and applied loads at ``(q, v, t)``: ``(f, ∂f/∂q, ∂f/∂v)``, or ``None`` if the
+        model has neither (module docstring).
+
+        A damper's ``f = −(c/ℓ²)(dᵀD v) Dᵀd`` with its exact derivatives. A load's callables get the
+        body states of ``(q, v)`` at time ``t``; the derivatives cover the lever and the quaternion
+        (``2 X̄ᵀ f⁺``, ``2 τ⁺``), not the callables' own dependence on the state (unknown to the
+        formulation: a state-dependent load makes Newton converge linearly, to the same solution).
+        """
+        dampers = [(spring, ends) for spring, ends in self.springs if spring.damping > 0]
+        if not dampers and not self.loads:
+            return None
+        f, f_q, f_v = np.zeros(self.n), [], []
+        for spring, ends in dampers:
+            d, D, cols = self._spring_vector(ends, q)
+            a = D.T @ d
+            vl = np.concatenate([v[c] for c in cols])
+            r, ll = a @ vl, d @ d  # ℓ ℓ̇ and ℓ²
+            c = spring.damping
+            A = D.T @ D + self._spring_hessian(ends, d)  # ∂a/∂q
+            self._add(f, cols, -c * r / ll * a)
+            f_q += self._scatter(cols, -c * (np.outer(a, A @ vl) / ll + r / ll * A - 2.0 * r / ll**2 * np.outer(a, a)))
+            f_v += self._scatter(cols, -c / ll * np.outer(a, a))
+        states = self.body_states(t, q[None], v[None]) if self.loads else None
+        for k, (load, X) in enumerate(self.loads):
+            t_, r = self._t(load.body), self._r(load.body)
+            quat = q[r]
+            if load.force is not None:
+                force = vector(f"loads[{k}].force(t, states)", load.force(t, states), (3,))
+                f[t_] += force
+                f[r] += rotate_jacobian(quat, X).T @ force
+                f_q.append((r, r, 2.0 * minus(X).T @ plus(force)))
+            if load.torque is not None:
+                torque = vector(f"loads[{k}].torque(t, states)", load.torque(t, states), (3,))
+                f[r] += 2.0 * plus(torque) @ quat  # 2E(q)ᵀτ = 2τ⁺q
+                f_q.append((r, r, 2.0 * plus(torque)))
+        shape = (self.n, self.n)
+        return f, _matrix(shape, f_q, False), _matrix(shape, f_v, False)
 
     # -- states -----------------------------------------------------------------------------------
     def initial_state(self) -> np.ndarray:
@@ -210,6 +342,21 @@ class QuaternionSystem:
         """``Σ φ_a × p_φa + ½ E(q_a) p_qa`` about the origin."""
         return sum(np.cross(q[self._t(a)], p[self._t(a)]) + angular_momentum(q[self._r(a)], p[self._r(a)])
                    for a in range(self.N))
+
+
+def _cross(a, b) -> np.ndarray:
+    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+
+
+def _hat(a) -> np.ndarray:
+    return np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+
+
+def _tension(spring, length) -> float:
+    """``k (1 − L₀/ℓ)``: the spring force per unit length of d (no division for L₀ = 0)."""
+    if spring.rest_length == 0:
+        return spring.stiffness
+    return spring.stiffness * (1.0 - spring.rest_length / length)
 
 
 def _down(g) -> np.ndarray:

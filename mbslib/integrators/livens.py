@@ -123,8 +123,10 @@ class LivensSystem(Protocol):
         """``Σ_k λ_k ∇²g_k(q)``, shape (n, n) (Newton matrix of 72b)."""
         ...
 
-    def external_force(self, q: np.ndarray, t: float) -> tuple[np.ndarray, np.ndarray] | None:
-        """Applied force ``f`` (n,) of (72b) and ``∂f/∂q`` (n, n), or ``None`` without one."""
+    def external_force(self, q: np.ndarray, v: np.ndarray, t: float) -> tuple | None:
+        """Non-conservative force ``f(q, v, t)`` (n,) of (72b) (applied loads, dampers) and
+        ``∂f/∂q``, ``∂f/∂v`` (n, n), or ``None`` without one; the schemes evaluate it at
+        ``(q^{n+1/2}, v^{n+1/2}, t_{n+1/2})``."""
         ...
 
 
@@ -241,13 +243,14 @@ def _guard_antipodal(system: LivensSystem | QuaternionBodySystem, q0, q1, histor
             raise NewtonError(reason, history, t=t)
 
 
-def _force(system: LivensSystem, qm, t_mid, sparse=False):
-    """Generalized load at the midpoint: ``(f, ∂f/∂q1)`` (the ½ of the chain rule included)."""
-    out = system.external_force(qm, t_mid)
+def _force(system: LivensSystem, qm, vm, t_mid, sparse=False):
+    """Generalized load at the midpoint: ``(f, ∂f/∂q1, ∂f/∂v1)`` (the ½ of the chain rule included)."""
+    out = system.external_force(qm, vm, t_mid)
     if out is None:
-        return None, None
-    f, f_q = out
-    return f, 0.5 * (sp.csr_array(f_q) if sparse else f_q)
+        return None, None, None
+    f, f_q, f_v = out
+    matrix = sp.csr_array if sparse else np.asarray
+    return f, 0.5 * matrix(f_q), 0.5 * matrix(f_v)
 
 
 def _midpoint_kinetic(system: LivensSystem, q0, q1, v0, v1, sparse=False) -> KineticParts:
@@ -289,7 +292,7 @@ def _livens_equations(system: LivensSystem, x_n, x_n1, h, t, discrete, with_jaco
     qm = 0.5 * (q0 + q1)
     k, (Vb, Vb_q) = _pieces(system, q0, q1, v0, v1, discrete, sparse)
     Dg = system.constraint_jacobian(qm, **kw)  # Gonzalez DG of quadratic g = midpoint Jacobian
-    f, f_q = _force(system, qm, t + 0.5 * h, sparse)
+    f, f_q, f_v = _force(system, qm, 0.5 * (v0 + v1), t + 0.5 * h, sparse)
     R2 = p1 - p0 - h * k.Tq + h * Vb + h * Dg.T @ lam
     if f is not None:
         R2 = R2 - h * f
@@ -299,11 +302,12 @@ def _livens_equations(system: LivensSystem, x_n, x_n1, h, t, discrete, with_jaco
         return R
     I = sp.eye_array(n, format="csr") if sparse else np.eye(n)
     R2_q = -h * k.Tq_q + h * Vb_q + 0.5 * h * system.constraint_hessian(qm, lam, **kw)
+    R2_v = -h * k.Tq_v
     if f is not None:
-        R2_q = R2_q - h * f_q
+        R2_q, R2_v = R2_q - h * f_q, R2_v - h * f_v
     # block rows R1..R4, block columns q1, p1, v1, λ
     K = block_matrix([[I, None, -0.5 * h * I, None],
-                      [R2_q, I, -h * k.Tq_v, h * Dg.T],
+                      [R2_q, I, R2_v, h * Dg.T],
                       [-k.Tv_q, 0.5 * I, -k.Tv_v, None],
                       [system.constraint_jacobian(q1, **kw), None, None, None]], (n, n, n, m), sparse)
     return R, K
@@ -387,7 +391,7 @@ def _reml_equations(system: LivensSystem, x_n, y, h, t, with_jacobian, sparse=No
     k = system.dg_kinetic(q0, q1, v0, v1, **kw)
     Vb, Vb_q = system.dg_potential(q0, q1, **kw)
     Dg = system.constraint_jacobian(qm, **kw)
-    f, f_q = _force(system, qm, t + 0.5 * h, sparse)
+    f, f_q, f_v = _force(system, qm, (q1 - q0) / h, t + 0.5 * h, sparse)  # v^{n+1/2} = Δq/h (101)
     p1 = 2.0 * k.Tv - p0
     Ra = p1 - p0 - h * k.Tq + h * Vb + h * Dg.T @ lam
     if f is not None:
@@ -399,7 +403,7 @@ def _reml_equations(system: LivensSystem, x_n, y, h, t, with_jacobian, sparse=No
     Ra_q = (2.0 * (k.Tv_q + dv * k.Tv_v) - h * (k.Tq_q + dv * k.Tq_v) + h * Vb_q
             + 0.5 * h * system.constraint_hessian(qm, lam, **kw))
     if f is not None:
-        Ra_q = Ra_q - h * f_q
+        Ra_q = Ra_q - h * (f_q + dv * f_v)
     K = block_matrix([[Ra_q, h * Dg.T], [system.constraint_jacobian(q1, **kw), None]], (n, m), sparse)
     return R, K
 
@@ -476,7 +480,7 @@ def step_null_eml(system: LivensSystem, x_n, h, t=0.0, jacobian="analytic"):
     λ is not needed; it is recovered from the q^{n+1/2}-component of (86b),
     ``λ = -q^{n+1/2}·r / (h |q^{n+1/2}|²)``, so that the returned state matches EML's.
     """
-    if system.n != 4 or system.m != 1 or system.external_force(np.zeros(4), t) is not None:
+    if system.n != 4 or system.m != 1 or system.external_force(np.zeros(4), np.zeros(4), t) is not None:
         raise ValueError("system must be a single unforced quaternion body (n = 4, m = 1)")
     positive(h=h)
     x_n = np.asarray(x_n, dtype=float)

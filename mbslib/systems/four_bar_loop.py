@@ -2,9 +2,10 @@
 
 Four bars of square cross-section, joined at their ends by spherical joints into a square in the
 e1–e2 plane, at rest; bar 1 is pushed by a force and a torque that rise and fall within the first
-second (127)–(128). The bars and joints are a :class:`~mbslib.model.Model`; its unit-quaternion
-form (122)–(126) is :class:`~mbslib.formulations.quaternions.QuaternionSystem`, to which the
-paper's load is added here.
+second (127)–(128). The bars, joints and the load (an :class:`~mbslib.model.AppliedLoad`) are
+a :class:`~mbslib.model.Model`; its unit-quaternion form (122)–(126), the load's generalized
+force ``[8f e1; 2E(q¹)ᵀ(6f e1); 0]`` included, is
+:class:`~mbslib.formulations.quaternions.QuaternionSystem`.
 """
 
 from __future__ import annotations
@@ -13,8 +14,7 @@ import numpy as np
 
 from mbslib.formulations.quaternions import QuaternionSystem
 from mbslib.loads import triangular_pulse
-from mbslib.model import Joint, Model, RigidBody
-from mbslib.quaternions import plus
+from mbslib.model import AppliedLoad, Joint, Model, RigidBody
 from mbslib.validation import in_range, positive
 
 #: The joints (a, b) of the loop: bar a's end meets bar b's.
@@ -45,7 +45,13 @@ class FourBarLoop(QuaternionSystem):
         bars = [RigidBody(f"bar {a + 1}", self.bar_mass, self.inertia(a), position=x)
                 for a, x in enumerate(self.initial_positions())]
         joints = [Joint("spherical", a, b, self.lever(a, b), self.lever(b, a)) for a, b in JOINTS]
-        super().__init__(Model(tuple(bars), tuple(joints)))
+        push = AppliedLoad(0, force=lambda t, states: 8 * self.load(t) * np.array([1.0, 0, 0]),
+                           torque=lambda t, states: 6 * self.load(t) * np.array([1.0, 0, 0]))
+        super().__init__(Model(tuple(bars), tuple(joints), loads=(push,)))
+
+    def load(self, t) -> float:
+        """``f(t)`` of (128) with this loop's ``f_max``."""
+        return float(triangle_load(t, self.f_max))
 
     @property
     def bar_mass(self) -> float:
@@ -77,18 +83,6 @@ class FourBarLoop(QuaternionSystem):
     def joint_gaps(self, q) -> np.ndarray:
         """The four joint constraint vectors ``g^{(a,b)}(q)``, shape (4, 3)."""
         return self.constraint(q)[4:].reshape(4, 3)
-
-    def external_force(self, q, t):
-        """Generalized load (128) at time t: ``[8f e1; 2E(q¹)ᵀ(6f e1); 0]`` and its q-Jacobian."""
-        f_t = float(triangle_load(t, self.f_max))
-        if f_t == 0.0:
-            return None
-        force, torque = 8 * f_t * np.array([1.0, 0, 0]), 6 * f_t * np.array([1.0, 0, 0])
-        out, jac = np.zeros(28), np.zeros((28, 28))
-        out[0:3] = force
-        out[3:7] = 2.0 * plus(torque) @ q[3:7]  # 2E(q)ᵀτ = 2τ⁺q
-        jac[3:7, 3:7] = 2.0 * plus(torque)
-        return out, jac
 
     def linear_momentum(self, p) -> np.ndarray:
         return np.asarray(p).reshape(4, 7)[:, :3].sum(axis=0)

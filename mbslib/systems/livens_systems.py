@@ -21,8 +21,8 @@ Interface used by :mod:`mbslib.integrators.livens` (all arrays float64):
 ``constraint(q)`` (m,), ``constraint_jacobian(q)`` (m, n), ``constraint_hessian(q, lam)`` (n, n)
     ``Σ_k lam_k ∇²g_k``. All constraints of the paper are quadratic, so their Gonzalez discrete
     gradient is the midpoint Jacobian ``∇g(q^{n+1/2})`` exactly (Sect. 4).
-``external_force(q, t)``
-    The applied force and its derivative ``(f, ∂f/∂q)``, or ``None`` when there is none.
+``external_force(q, v, t)``
+    The applied force and its derivatives ``(f, ∂f/∂q, ∂f/∂v)``, or ``None`` when there is none.
 ``quaternion_slices``
     Slices of ``q`` that are unit quaternions (for the antipodal-branch guard).
 
@@ -150,7 +150,7 @@ class MassSpring:
     def constraint_hessian(self, q, lam) -> np.ndarray:
         return lam[0] * np.array([[1.0, -1.0, 0.0], [-1.0, 1.0, 0.0], [0.0, 0.0, 0.0]])
 
-    def external_force(self, q, t):
+    def external_force(self, q, v, t):
         return None
 
 
@@ -294,7 +294,7 @@ class SpringPendulum:
     def constraint_hessian(self, q, lam) -> np.ndarray:
         return np.zeros((3, 3))
 
-    def external_force(self, q, t):
+    def external_force(self, q, v, t):
         return None
 
 
@@ -359,7 +359,7 @@ class FreeRigidBody:
     def constraint_hessian(self, q, lam) -> np.ndarray:
         return lam[0] * np.eye(4)
 
-    def external_force(self, q, t):
+    def external_force(self, q, v, t):
         return None
 
     def angular_momentum(self, q, p) -> np.ndarray:

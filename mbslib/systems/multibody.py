@@ -17,23 +17,28 @@ constrained-axes mask (spherical, revolute, universal, prismatic joints, ground 
 - ``POSITION``: ``wᵀ (x_b + R_b p_b − x_a − R_a p_a) − c`` with a fixed inertial direction ``w``;
 - ``ALIGN``: ``(R_a u_a)ᵀ (R_b u_b) − c`` for body-fixed directions ``u_a``, ``u_b``.
 
-Body index −1 is the ground (``x = 0``, ``R = I``). Force elements are gravity and torsional
+Body index −1 is the ground (``x = 0``, ``R = I``). Force elements are gravity, torsional
 spring–dampers about a joint axis whose offset follows a symmetric constant-acceleration
-("bang–bang") profile: the PD joint controllers of the Puma 560 (Sect. 4.4).
+("bang–bang") profile (the PD joint controllers of the Puma 560, Sect. 4.4) and point-to-point
+spring–dampers between two body points.
 
 Everything the numba kernels need sits in one flat parameter vector ``P``
 (:meth:`System.params`)::
 
-    header   [n_bodies, n_rows, n_springs, g (3)]                               6
+    header   [n_bodies, n_rows, n_springs, g (3), n_points]                     7
     bodies   n_bodies × [m, J₁, J₂, J₃]  (principal inertia about the COM)      4 each
     rows     n_rows × [kind, a, b, w or u_a (3), u_b (3), p_a (3), p_b (3), c]  16 each
     springs  n_springs × [a, b, e_a (3), f_a (3), e_b (3), k, d, φ₀, Δφ, T]     16 each
+    points   n_points × [a, b, p_a (3), p_b (3), k, L₀, c]                      11 each
 
 A spring measures the angle ``θ = atan2((R_a f_a)ᵀ R_b e_b, (R_a e_a)ᵀ R_b e_b)`` about the axis
 ``R_a (e_a × f_a)`` and applies ``τ = −k (θ − θ_ref(t)) − d (θ̇ − θ̇_ref(t))`` (the difference taken
 modulo 2π) to body b, and ``−τ`` to body a. It derives from the energy ``½ k (θ − θ_ref)²`` when
 ``e_b`` stays in the plane of ``e_a`` and ``f_a``, as a revolute joint about the spring axis
-keeps it; without such a joint it still acts about its axis only. For EP the kernels evaluate
+keeps it; without such a joint it still acts about its axis only. A point spring–damper between
+``x_a + R_a p_a`` and ``x_b + R_b p_b`` (``d`` from the first to the second, ``ℓ = |d|``,
+``e = d/ℓ``) pulls body b with ``F = −(k (ℓ − L₀) + c e·ḋ) e`` at its point and body a with
+``−F``; it derives from ``½ k (ℓ − L₀)²`` and dissipates ``c (e·ḋ)²``. For EP the kernels evaluate
 rotations by the quadratic formula, which is a rotation only on the unit sphere ``|p| = 1``.
 """
 
@@ -68,7 +73,7 @@ FORMULATIONS = {"RV": RV, "Rxyz": RXYZ, "EP": EP}
 POSITION, ALIGN = 0, 1
 #: Body index of the ground in the joints and springs of a :class:`System`.
 GROUND = -1
-_HEADER, _BODY, _ROW, _SPRING = 6, 4, 16, 16
+_HEADER, _BODY, _ROW, _SPRING, _POINT = 7, 4, 16, 16, 11
 
 
 # ---------------------------------------------------------------------------------------------
@@ -108,6 +113,12 @@ def _row(P, k):
 def _spring(P, k):
     o = _HEADER + _BODY * n_bodies(P) + _ROW * int(P[1]) + _SPRING * k
     return P[o:o + _SPRING]
+
+
+@numba.njit(cache=True)
+def _point_spring(P, k):
+    o = _HEADER + _BODY * n_bodies(P) + _ROW * int(P[1]) + _SPRING * int(P[2]) + _POINT * k
+    return P[o:o + _POINT]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -266,6 +277,37 @@ def body_torques(form, q, v, t, P):
 
 
 @numba.njit(cache=True)
+def point_spring_loads(form, q, v, P):
+    """Forces (world frame) and torques (body frames) of the point spring–dampers on every body;
+    two arrays (n_bodies, 3)."""
+    X, R = _frames(form, q, P)
+    nb = n_bodies(P)
+    force, tau = np.zeros((nb + 1, 3)), np.zeros((nb + 1, 3))  # the last row: the ground
+    for k in range(int(P[6])):
+        s = _point_spring(P, k)
+        ends = ((int(s[0]), s[2:5]), (int(s[1]), s[5:8]))
+        x, u = np.zeros((2, 3)), np.zeros((2, 3))
+        for e, (i, p) in enumerate(ends):
+            x[e] = X[i] + mv(R[i], p)
+            if i >= 0:
+                o = i * (3 + n_rot(form))
+                u[e] = v[o:o + 3] + mv(R[i], cross3(body_angular_velocity(form, q, v, i), p))
+        d, d_dot = x[1] - x[0], u[1] - u[0]
+        stiffness, rest, damping = s[8], s[9], s[10]
+        if rest == 0.0 and damping == 0.0:
+            F = -stiffness * d
+        else:
+            length = np.sqrt(np.sum(d * d))
+            e_ = d / length
+            F = -(stiffness * (length - rest) + damping * np.sum(e_ * d_dot)) * e_
+        for e, (i, p) in enumerate(ends):
+            sign = 2.0 * e - 1.0  # a: −F, b: +F
+            force[i] += sign * F
+            tau[i] += cross3(p, mtv(R[i], sign * F))
+    return force[:nb], tau[:nb]
+
+
+@numba.njit(cache=True)
 def _rotational_force(form, r, rd, J, tau):
     """Rotational force of one body: ``τ − ω̃Jω`` (RV) or ``Ĝᵀ(τ − ω̃Jω − J Ġ ρ̇)``; (l,)."""
     G = _kinematic(form, r)
@@ -279,14 +321,15 @@ def _rotational_force(form, r, rd, J, tau):
 
 @numba.njit(cache=True)
 def force(form, q, v, t, P):
-    """``g`` (RV, eq. 23) or ``Ĥᵀĝ`` (eqs. 12, 14): gravity, springs, gyroscopic terms."""
+    """``g`` (RV, eq. 23) or ``Ĥᵀĝ`` (eqs. 12, 14): gravity, springs, point springs, gyroscopic terms."""
     nb = 3 + n_rot(form)
     f = np.zeros(n_coordinates(form, P))
-    tau = body_torques(form, q, v, t, P)
+    point_force, point_tau = point_spring_loads(form, q, v, P)
+    tau = body_torques(form, q, v, t, P) + point_tau
     for i in range(n_bodies(P)):
         o = i * nb
         b = _HEADER + _BODY * i
-        f[o:o + 3] = P[b] * P[3:6]
+        f[o:o + 3] = P[b] * P[3:6] + point_force[i]
         f[o + 3:o + nb] = _rotational_force(form, q[o + 3:o + nb], v[o + 3:o + nb],
                                             P[b + 1:b + 4], tau[i])
     return f
@@ -370,10 +413,17 @@ def tangent(form, dq):
 
 @numba.njit(cache=True)
 def energy(form, q, v, P):
-    """Kinetic plus gravitational energy ``½ vᵀMv − Σ mᵢ gᵀxᵢ`` (springs excluded)."""
+    """Kinetic, gravitational and point-spring energy ``½ vᵀMv − Σ mᵢ gᵀxᵢ + Σ ½ k (ℓ − L₀)²``
+    (torsional springs excluded)."""
     e = 0.5 * np.sum(v * mv(mass_matrix(form, q, P), v))
     for i in range(n_bodies(P)):
         e -= P[_HEADER + _BODY * i] * np.sum(P[3:6] * body_position(form, q, i))
+    X, R = _frames(form, q, P)
+    for k in range(int(P[6])):
+        s = _point_spring(P, k)
+        a, b = int(s[0]), int(s[1])
+        d = X[b] + mv(R[b], s[5:8]) - X[a] - mv(R[a], s[2:5])
+        e += 0.5 * s[8] * (np.sqrt(np.sum(d * d)) - s[9]) ** 2
     return e
 
 
@@ -387,11 +437,11 @@ def check_params(P) -> np.ndarray:
     P = np.ascontiguousarray(P, dtype=float)
     if P.ndim != 1 or P.size < _HEADER:
         raise ValueError(f"P must be a flat multibody parameter vector, got shape {P.shape}")
-    n_b, n_r, n_s = P[:3]
-    expected = _HEADER + _BODY * n_b + _ROW * n_r + _SPRING * n_s
-    if min(n_b, n_r, n_s) < 0 or P.size != expected or n_b < 1:
-        raise ValueError(f"P (length {P.size}) does not match its header "
-                         f"[{n_b:g} bodies, {n_r:g} rows, {n_s:g} springs]; use System.params()")
+    n_b, n_r, n_s, n_p = *P[:3], P[6]
+    expected = _HEADER + _BODY * n_b + _ROW * n_r + _SPRING * n_s + _POINT * n_p
+    if min(n_b, n_r, n_s, n_p) < 0 or P.size != expected or n_b < 1:
+        raise ValueError(f"P (length {P.size}) does not match its header [{n_b:g} bodies, {n_r:g} rows, "
+                         f"{n_s:g} springs, {n_p:g} point springs]; use System.params()")
     return P
 
 
@@ -424,7 +474,8 @@ def body_coordinates(form: int, x, R, u, omega) -> np.ndarray:
 
 @dataclass
 class System:
-    """A rigid multibody system under construction: bodies, joint rows and spring–dampers.
+    """A rigid multibody system under construction: bodies, joint rows, torsional and point
+    spring–dampers.
 
     Bodies are numbered in the order of :meth:`body`; use :data:`GROUND` (−1) for the ground.
     Points and directions are given in the body frames (centre of mass as origin).
@@ -434,6 +485,7 @@ class System:
     bodies: list = field(default_factory=list)
     rows: list = field(default_factory=list)
     springs: list = field(default_factory=list)
+    point_springs: list = field(default_factory=list)
 
     def body(self, mass: float, inertia) -> int:
         """Add a body with principal inertia ``inertia`` (3,) about its centre of mass."""
@@ -479,11 +531,22 @@ class System:
             raise ValueError("stiffness and damping must be non-negative, duration positive")
         self.springs.append([a, b, *ea, *fa, *eb, stiffness, damping, start, change, duration])
 
+    def point_spring(self, a, pa, b, pb, stiffness, rest_length=0.0, damping=0.0):
+        """Point spring–damper from ``p_a`` (body a) to ``p_b`` (body b): ``½ k (ℓ − L₀)²`` and
+        ``c (e·ḋ)²`` dissipated. With ``L₀ > 0`` or ``c > 0`` its length must stay positive."""
+        self._check(a, b)
+        if a == b:
+            raise ValueError(f"a point spring needs two different bodies, got {a} twice")
+        for name, value in (("stiffness", stiffness), ("rest_length", rest_length), ("damping", damping)):
+            if not (np.isfinite(value) and value >= 0):
+                raise ValueError(f"{name} must be a finite non-negative number, got {value!r}")
+        self.point_springs.append([a, b, *pa, *pb, stiffness, rest_length, damping])
+
     def params(self) -> np.ndarray:
         """The flat parameter vector ``P`` of the kernels (layout in the module docstring)."""
         return np.concatenate([
-            [len(self.bodies), len(self.rows), len(self.springs), *self.gravity],
-            np.ravel(self.bodies), np.ravel(self.rows), np.ravel(self.springs),
+            [len(self.bodies), len(self.rows), len(self.springs), *self.gravity, len(self.point_springs)],
+            np.ravel(self.bodies), np.ravel(self.rows), np.ravel(self.springs), np.ravel(self.point_springs),
         ]).astype(float)
 
 

@@ -11,8 +11,15 @@ moment on body b is ``μ n`` with ``n = (R_a e_a) × (R_a f_a)``,
 ``θ = atan2((R_a f_a)·(R_b e_b), (R_a e_a)·(R_b e_b))``, ``σ = n·(R_b ω_b − R_a ω_a) − θ̇_ref``
 and ``μ = −k (θ − θ_ref) − d σ`` (body a receives ``−μ n``). Their derivatives follow from
 ``dθ = (X dY − Y dX)/(X² + Y²)`` for ``θ = atan2(Y, X)`` and ``dR/dρ_k`` of the formulation;
-a spring couples the rows of its two bodies. The rotational rows of each body are those of
-:func:`mbslib.formulations.compiled.rotation_block` (``Ĝᵀ(τ − ω × Jω − Jκ)``).
+a spring couples the rows of its two bodies. The point spring–dampers pull body b at its point
+with ``F = −k d + k L₀ d/ℓ − (c/ℓ²)(d·ḋ) d`` (``d`` between the points, ``ℓ = |d|``; the terms
+with ``L₀`` or ``c`` only where those are non-zero, so that a zero-length spring with neither is
+smooth everywhere) and body a with ``−F``; body torques ``τᵢ = sᵢ p̃ᵢ Rᵢᵀ F`` (``s = −1`` for a,
+``+1`` for b). With ``A = ∂F/∂d`` and ``B = ∂F/∂ḋ = −(c/ℓ²) d dᵀ``, body j moves d by
+``sⱼ dxⱼ + sⱼ (∂Rⱼ/∂ρ_k) pⱼ`` and ḋ by ``sⱼ duⱼ + sⱼ (∂Rⱼ/∂ρ_k)(ωⱼ × pⱼ) + sⱼ Rⱼ (dωⱼ × pⱼ)``;
+the torque derivatives go to the pages of the rotational rows as those of the torsional springs,
+the rows and columns of the positions are written directly. The rotational rows of each body are
+those of :func:`mbslib.formulations.compiled.rotation_block` (``Ĝᵀ(τ − ω × Jω − Jκ)``).
 
 Constraints: the joint rows ``wᵀ(x_b + R_b p_b − x_a − R_a p_a) − c`` and
 ``(R_a u_a)ᵀ(R_b u_b) − c`` with ``B`` from ``dR/dρ_k`` (RV: along ``R exp(z̃)``), then the
@@ -38,7 +45,7 @@ from mbslib.formulations.rotation_parameters import BODY_PAGES, DR_, G_, R_, RAT
 from mbslib.loads import bang_bang
 from mbslib.systems import multibody as mb
 
-_HEADER, _BODY, _ROW, _SPRING = 6, 4, 16, 16
+_HEADER, _BODY, _ROW, _SPRING, _POINT = mb._HEADER, mb._BODY, mb._ROW, mb._SPRING, mb._POINT
 
 
 def n_pages(P, form) -> int:
@@ -50,8 +57,8 @@ def n_pages(P, form) -> int:
 
 def pattern(P, form) -> tuple[np.ndarray, np.ndarray]:
     """Structural nonzeros (:class:`~mbslib.formulations.compiled.ModelKind`): each body's
-    diagonal block and the blocks coupling the two bodies of a spring in ``M, K, C``; in ``B`` a
-    joint row's bodies and a normalisation row's body."""
+    diagonal block and the blocks coupling the two bodies of a spring (torsional or point) in
+    ``M, K, C``; in ``B`` a joint row's bodies and a normalisation row's body."""
     nb, n_rows, n_springs = int(P[0]), int(P[1]), int(P[2])
     m = 3 + form[0]
     n = nb * m
@@ -59,8 +66,9 @@ def pattern(P, form) -> tuple[np.ndarray, np.ndarray]:
     for i in range(nb):
         N[i * m:(i + 1) * m, i * m:(i + 1) * m] = True
     o_spring = _HEADER + _BODY * nb + _ROW * n_rows
-    for ks in range(n_springs):
-        bodies = [int(x) for x in P[o_spring + _SPRING * ks:o_spring + _SPRING * ks + 2] if x >= 0]
+    o_point, n_points = o_spring + _SPRING * n_springs, int(P[6])
+    for ks in range(n_springs + n_points):
+        bodies = [x for x in _pair(P, o_spring, o_point, n_springs, ks) if x >= 0]
         for a in bodies:
             for b in bodies:
                 N[a * m:(a + 1) * m, b * m:(b + 1) * m] = True
@@ -72,6 +80,13 @@ def pattern(P, form) -> tuple[np.ndarray, np.ndarray]:
     for i in range(nb * form[1]):
         Bp[n_rows + i, i * m:(i + 1) * m] = True
     return N, Bp
+
+
+@numba.njit(cache=True)
+def _pair(P, o_spring, o_point, n_springs, ks):
+    """Bodies (a, b) of spring ``ks``: the torsional springs, then the point springs."""
+    o = o_spring + _SPRING * ks if ks < n_springs else o_point + _POINT * (ks - n_springs)
+    return int(P[o]), int(P[o + 1])
 
 
 @numba.njit(cache=True)
@@ -178,9 +193,175 @@ def _spring_terms(form, P, o_s, t, jac, work, g, nb, m):
 
 
 @numba.njit(cache=True)
+def _end_point(work, q, v, body, p0, p1, p2, m):
+    """World position and velocity of the point ``p`` of a body: ``x + R p``, ``u + R (ω × p)``
+    (the ground: ``p`` at rest)."""
+    if body < 0:
+        return (p0, p1, p2), (0.0, 0.0, 0.0)
+    b, o = body * BODY_PAGES, body * m
+    Rp = page_mv(work, b + R_, p0, p1, p2)
+    c = _cross((work[b + RATES_, 0, 0], work[b + RATES_, 0, 1], work[b + RATES_, 0, 2]), (p0, p1, p2))
+    Rc = page_mv(work, b + R_, c[0], c[1], c[2])
+    return (q[o] + Rp[0], q[o + 1] + Rp[1], q[o + 2] + Rp[2]), (v[o] + Rc[0], v[o + 1] + Rc[1], v[o + 2] + Rc[2])
+
+
+@numba.njit(cache=True)
+def _point_vectors(P, o_p, q, v, work, m):
+    """``d`` and ``ḋ`` of the point spring at ``P[o_p:]``."""
+    xa, ua = _end_point(work, q, v, int(P[o_p]), P[o_p + 2], P[o_p + 3], P[o_p + 4], m)
+    xb, ub = _end_point(work, q, v, int(P[o_p + 1]), P[o_p + 5], P[o_p + 6], P[o_p + 7], m)
+    return (xb[0] - xa[0], xb[1] - xa[1], xb[2] - xa[2]), (ub[0] - ua[0], ub[1] - ua[1], ub[2] - ua[2])
+
+
+@numba.njit(cache=True)
+def _point_force(d, dd, k, L0, c):
+    """``F = −k d + k L₀ d/ℓ − (c/ℓ²)(d·ḋ) d`` on body b."""
+    if L0 == 0.0 and c == 0.0:
+        return -k * d[0], -k * d[1], -k * d[2]
+    ll = _dot(d, d)
+    f = -k + k * L0 / np.sqrt(ll) - c * _dot(d, dd) / ll
+    return f * d[0], f * d[1], f * d[2]
+
+
+@numba.njit(cache=True)
+def _a_times(d, dd, k, L0, c, x):
+    """``A x`` with ``A = ∂F/∂d = −k I + k L₀ (I/ℓ − d dᵀ/ℓ³) − (c/ℓ²)((d·ḋ) I + d ḋᵀ − 2 (d·ḋ) d dᵀ/ℓ²)``."""
+    if L0 == 0.0 and c == 0.0:
+        return -k * x[0], -k * x[1], -k * x[2]
+    ll = _dot(d, d)
+    l = np.sqrt(ll)
+    dx, r = _dot(d, x), _dot(d, dd)
+    along_x = -k + k * L0 / l - c * r / ll
+    along_d = -k * L0 * dx / (ll * l) - c * _dot(dd, x) / ll + 2.0 * c * r * dx / (ll * ll)
+    return (along_x * x[0] + along_d * d[0], along_x * x[1] + along_d * d[1], along_x * x[2] + along_d * d[2])
+
+
+@numba.njit(cache=True)
+def _b_times(d, c, x):
+    """``B x = −(c/ℓ²) d (d·x)`` with ``B = ∂F/∂ḋ``."""
+    if c == 0.0:
+        return 0.0, 0.0, 0.0
+    f = -c * _dot(d, x) / _dot(d, d)
+    return f * d[0], f * d[1], f * d[2]
+
+
+@numba.njit(cache=True)
+def _unit(i):
+    return 1.0 if i == 0 else 0.0, 1.0 if i == 1 else 0.0, 1.0 if i == 2 else 0.0
+
+
+@numba.njit(cache=True)
+def _end(P, o_p, e):
+    """Body, sign (−1 for a, +1 for b) and point of end ``e`` of the point spring at ``P[o_p:]``."""
+    o = o_p + 2 + 3 * e
+    return int(P[o_p + e]), 2.0 * e - 1.0, (P[o], P[o + 1], P[o + 2])
+
+
+@numba.njit(cache=True)
+def _point_terms(form, P, o_p, q, v, jac, work, g, nb, m):
+    """Add the point spring at ``P[o_p:]`` to the forces and body torques (``g``) and, with
+    ``jac``, its torque derivatives to the pages ``Tr`` (along ρ_j at fixed ω) and ``Tw``."""
+    _, _, TR, TW = _pages(nb)
+    k, L0, c = P[o_p + 8], P[o_p + 9], P[o_p + 10]
+    d, dd = _point_vectors(P, o_p, q, v, work, m)
+    F = _point_force(d, dd, k, L0, c)
+    for e in range(2):
+        i, si, p = _end(P, o_p, e)
+        if i < 0:
+            continue
+        t = _cross(p, page_mtv(work, i * BODY_PAGES + R_, si * F[0], si * F[1], si * F[2]))
+        for r in range(3):
+            g[i * m + r] += si * F[r]
+            g[i * m + 3 + r] += t[r]
+    if not jac:
+        return
+    for ej in range(2):
+        j, sj, pj = _end(P, o_p, ej)
+        if j < 0:
+            continue
+        bj = j * BODY_PAGES
+        wp = _cross((work[bj + RATES_, 0, 0], work[bj + RATES_, 0, 1], work[bj + RATES_, 0, 2]), pj)
+        for kk in range(form[0]):
+            Ap = _a_times(d, dd, k, L0, c, page_mv(work, bj + DR_ + kk, pj[0], pj[1], pj[2]))
+            Bw = _b_times(d, c, page_mv(work, bj + DR_ + kk, wp[0], wp[1], wp[2]))
+            Fr = (sj * (Ap[0] + Bw[0]), sj * (Ap[1] + Bw[1]), sj * (Ap[2] + Bw[2]))  # ∂F/∂ρ_jk at fixed ω
+            for ei in range(2):
+                i, si, pi = _end(P, o_p, ei)
+                if i < 0:
+                    continue
+                tv = _cross(pi, page_mtv(work, i * BODY_PAGES + R_, si * Fr[0], si * Fr[1], si * Fr[2]))
+                if i == j:  # and ∂Rᵢᵀ/∂ρ_k F
+                    tD = _cross(pi, page_mtv(work, bj + DR_ + kk, si * F[0], si * F[1], si * F[2]))
+                    tv = (tv[0] + tD[0], tv[1] + tD[1], tv[2] + tD[2])
+                for r in range(3):
+                    work[TR + i * nb + j, r, kk] += tv[r]
+        if c == 0.0:
+            continue
+        for cc in range(3):  # ∂F/∂ω_j e_cc = s_j B R_j (e_cc × p_j)
+            ep = _cross(_unit(cc), pj)
+            Bc = _b_times(d, c, page_mv(work, bj + R_, ep[0], ep[1], ep[2]))
+            for ei in range(2):
+                i, si, pi = _end(P, o_p, ei)
+                if i < 0:
+                    continue
+                s = si * sj
+                tw = _cross(pi, page_mtv(work, i * BODY_PAGES + R_, s * Bc[0], s * Bc[1], s * Bc[2]))
+                for r in range(3):
+                    work[TW + i * nb + j, r, cc] += tw[r]
+
+
+@numba.njit(cache=True)
+def _point_jacobian(form, P, o_p, q, v, work, nb, m, K, C):
+    """The entries of ``K``, ``C`` of the point spring at ``P[o_p:]`` in the position rows or
+    columns (after :func:`~mbslib.formulations.compiled.rotation_block`, which wrote the pages
+    ``W = ∂ω/∂ρ``): ``∂F/∂x_j = s_j A``, ``∂F/∂u_j = s_j B``, ``∂F/∂ρ_jk = s_j (A ∂R_j/∂ρ_k p_j
+    + B (∂R_j/∂ρ_k (ω_j × p_j) + R_j (W_k × p_j)))``, ``∂F/∂ν_jk = s_j B R_j (Ĝ_k × p_j)``; the
+    rotational rows take ``Ĝᵢᵀ p̃ᵢ Rᵢᵀ`` of these (position columns)."""
+    _, W, _, _ = _pages(nb)
+    l = form[0]
+    k, L0, c = P[o_p + 8], P[o_p + 9], P[o_p + 10]
+    d, dd = _point_vectors(P, o_p, q, v, work, m)
+    for ei in range(2):
+        i, si, pi = _end(P, o_p, ei)
+        if i < 0:
+            continue
+        Gi, Ri = i * BODY_PAGES + G_, i * BODY_PAGES + R_
+        for ej in range(2):
+            j, sj, pj = _end(P, o_p, ej)
+            if j < 0:
+                continue
+            s, bj = si * sj, j * BODY_PAGES
+            for cc in range(3):
+                Ae = _a_times(d, dd, k, L0, c, _unit(cc))
+                Be = _b_times(d, c, _unit(cc))
+                tA = _cross(pi, page_mtv(work, Ri, Ae[0], Ae[1], Ae[2]))
+                tB = _cross(pi, page_mtv(work, Ri, Be[0], Be[1], Be[2]))
+                for r in range(3):
+                    K[i * m + r, j * m + cc] -= s * Ae[r]
+                    C[i * m + r, j * m + cc] -= s * Be[r]
+                for a in range(l):
+                    K[i * m + 3 + a, j * m + cc] -= s * (work[Gi, 0, a] * tA[0] + work[Gi, 1, a] * tA[1]
+                                                         + work[Gi, 2, a] * tA[2])
+                    C[i * m + 3 + a, j * m + cc] -= s * (work[Gi, 0, a] * tB[0] + work[Gi, 1, a] * tB[1]
+                                                         + work[Gi, 2, a] * tB[2])
+            wp = _cross((work[bj + RATES_, 0, 0], work[bj + RATES_, 0, 1], work[bj + RATES_, 0, 2]), pj)
+            for kk in range(l):
+                Ap = _a_times(d, dd, k, L0, c, page_mv(work, bj + DR_ + kk, pj[0], pj[1], pj[2]))
+                dRw = page_mv(work, bj + DR_ + kk, wp[0], wp[1], wp[2])
+                Wp = _cross((work[W + j, 0, kk], work[W + j, 1, kk], work[W + j, 2, kk]), pj)
+                RWp = page_mv(work, bj + R_, Wp[0], Wp[1], Wp[2])
+                Gp = _cross((work[bj + G_, 0, kk], work[bj + G_, 1, kk], work[bj + G_, 2, kk]), pj)
+                Bw = _b_times(d, c, (dRw[0] + RWp[0], dRw[1] + RWp[1], dRw[2] + RWp[2]))
+                Bg = _b_times(d, c, page_mv(work, bj + R_, Gp[0], Gp[1], Gp[2]))
+                for r in range(3):
+                    K[i * m + r, j * m + 3 + kk] -= s * (Ap[r] + Bw[r])
+                    C[i * m + r, j * m + 3 + kk] -= s * Bg[r]
+
+
+@numba.njit(cache=True)
 def multibody_dynamics(form, P, q, v, t, jac, work, M, g, K, C):
-    """``blockdiag(mᵢ I, ĜᵢᵀJᵢĜᵢ)``, ``g`` (gravity, springs, gyroscopic terms; eqs. 14, 23) and
-    the analytic ``K``, ``C`` (springs couple the rotational rows of their two bodies): the
+    """``blockdiag(mᵢ I, ĜᵢᵀJᵢĜᵢ)``, ``g`` (gravity, springs, point springs, gyroscopic terms;
+    eqs. 14, 23) and the analytic ``K``, ``C`` (springs couple the rows of their two bodies): the
     blocks of :func:`pattern` only, so the cost is linear in the numbers of bodies and springs."""
     nb = int(P[0])
     l = form[0]
@@ -188,6 +369,7 @@ def multibody_dynamics(form, P, q, v, t, jac, work, M, g, K, C):
     J, W, TR, TW = _pages(nb)
     o_spring = _HEADER + _BODY * nb + _ROW * int(P[1])
     n_springs = int(P[2])
+    o_point, n_points = o_spring + _SPRING * n_springs, int(P[6])
     for i in range(nb):
         o = i * m
         M[o:o + m, o:o + m] = 0.0
@@ -197,11 +379,14 @@ def multibody_dynamics(form, P, q, v, t, jac, work, M, g, K, C):
             for p in (TR + i * nb + i, TW + i * nb + i):
                 work[p, :, :] = 0.0
     if jac:
-        for ks in range(n_springs):
-            a, b = int(P[o_spring + _SPRING * ks]), int(P[o_spring + _SPRING * ks + 1])
+        for ks in range(n_springs + n_points):
+            a, b = _pair(P, o_spring, o_point, n_springs, ks)
             if a >= 0 and b >= 0 and a != b:
                 for p in (TR + a * nb + b, TW + a * nb + b, TR + b * nb + a, TW + b * nb + a):
                     work[p, :, :] = 0.0
+                for i, j in ((a, b), (b, a)):
+                    K[i * m:(i + 1) * m, j * m:(j + 1) * m] = 0.0
+                    C[i * m:(i + 1) * m, j * m:(j + 1) * m] = 0.0
     for i in range(nb):
         o = i * m
         b = _HEADER + _BODY * i
@@ -215,13 +400,17 @@ def multibody_dynamics(form, P, q, v, t, jac, work, M, g, K, C):
             g[o + 3 + r] = 0.0
     for ks in range(n_springs):
         _spring_terms(form, P, o_spring + _SPRING * ks, t, jac, work, g, nb, m)
+    for ks in range(n_points):
+        _point_terms(form, P, o_point + _POINT * ks, q, v, jac, work, g, nb, m)
     for i in range(nb):
         rotation_block(form, work, i * BODY_PAGES, J + i, TR + i * nb + i, TW + i * nb + i, W + i, v,
                        i * m + 3, jac, M, g, K, C)
     if not jac:
         return
-    for ks in range(n_springs):  # coupling of a spring's bodies: i's rotational rows, j's rotation and rates
-        sa, sb = int(P[o_spring + _SPRING * ks]), int(P[o_spring + _SPRING * ks + 1])
+    for ks in range(n_points):
+        _point_jacobian(form, P, o_point + _POINT * ks, q, v, work, nb, m, K, C)
+    for ks in range(n_springs + n_points):  # coupling of a spring's bodies: i's rotational rows, j's rotation and rates
+        sa, sb = _pair(P, o_spring, o_point, n_springs, ks)
         if sa < 0 or sb < 0 or sa == sb:
             continue
         for i, j in ((sa, sb), (sb, sa)):
