@@ -51,8 +51,9 @@ def test_unavailable_parts_are_named():
     hinge = Joint("revolute", None, 0, [0, 0, 0], [0, 0, 0], axis_a=[0, 0, 1], axis_b=[0, 0, 1])
     with pytest.raises(NotImplementedError, match="revolute"):
         directors.director_system(Model((a,), (hinge,)))
-    with pytest.raises(NotImplementedError, match="springs"):
-        directors.director_system(Model((a,), springs=(Spring(None, 0, [0, 0, 0], [1, 0, 0], stiffness=1.0),)))
+    with pytest.raises(NotImplementedError, match=r"springs\[0\] has a rest length"):
+        directors.director_system(Model((a,), springs=(Spring(None, 0, [0, 0, 0], [1, 0, 0], stiffness=1.0,
+                                                              rest_length=0.5),)))
 
 
 def test_reference_conserves_what_the_description_says():

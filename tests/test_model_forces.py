@@ -312,3 +312,32 @@ def test_rkmk_with_spring_dampers_is_fourth_order(form):
     errors = [_absolute_error(spring_model(damping=2.0), form,
                               lambda m, x0, h, t: integrate_explicit(m, x0, RK44, h, t), h, 0.4) for h in hs]
     assert observed_order(hs, errors) == pytest.approx(4.0, abs=0.2)
+
+
+# --- directors --------------------------------------------------------------------------------
+
+
+def test_zero_length_springs_are_the_director_systems_quadratic_potential(rng):
+    """``½ qᵀK q − fᵀq`` of the director system differs from the description's potential (gravity
+    and springs) by one constant, at any poses; springs it cannot carry are named."""
+    from dataclasses import replace
+
+    from mbslib.formulations import directors
+    from mbslib.rotations import exp_so3
+
+    zero_length = tuple(replace(s, rest_length=0.0) for s in springs())
+    model = Model(_bodies(), springs=zero_length, gravity=Gravity([0.0, 0.0, -9.81]))
+    system = directors.director_system(model)
+    offsets = []
+    for _ in range(4):
+        moved = Model(tuple(replace(b, position=rng.normal(size=3), rotation=exp_so3(rng.normal(size=3)))
+                            for b in model.bodies), springs=zero_length, gravity=model.gravity)
+        q, qdot = directors.initial_coordinates(moved)
+        states = directors.body_states(moved, [0.0], q[None], qdot[None])
+        offsets.append(system.V(q) - potential_energy(moved, states)[0])
+    np.testing.assert_allclose(offsets, offsets[0], atol=1e-12 * np.abs(offsets).max())
+    for bad in (springs(), springs(damping=1.0)):
+        with pytest.raises(NotImplementedError, match=r"springs\[0\] has a rest length or a damper"):
+            directors.director_system(Model(_bodies(), springs=bad))
+    with pytest.raises(NotImplementedError, match="applied loads"):
+        directors.director_system(spring_model(loads=LOADS))

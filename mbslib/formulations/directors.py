@@ -7,8 +7,11 @@ Euler-tensor values ``E_i = ½(J_j + J_k − J_i)`` (:mod:`mbslib.systems.direct
 point ``p`` (body frame) has principal coordinates ``X = Vᵀ p`` and sits at ``φ + X_i d_i``.
 
 Spherical joints (body–body and body–ground) and gravity are linear in q and map onto
-:func:`mbslib.systems.directors.assemble`; other joints and springs are not available in this
-formulation yet and raise ``NotImplementedError`` naming them.
+:func:`mbslib.systems.directors.assemble`. A spring of zero rest length without damper is
+quadratic in q (``½ k |D q + c|²``, ``D`` the difference of the two points' rows, ``c`` a ground
+point) and becomes the constant stiffness ``k DᵀD`` and force ``−k Dᵀc`` of the director
+system; other springs (their potential is not quadratic in q, the damper not linear in q̇), other
+joints and applied loads raise ``NotImplementedError`` naming them.
 
 :func:`nontwisting_body` is the director rigid body of paper 004 (Gebhardt & Romero 2020): one
 free body turning about its centre of mass, ``q = (d₁, d₂, d₃)`` with ``d_i = R e_i`` in the
@@ -18,21 +21,31 @@ body's own frame (its inertia need not be diagonal), for the energy–momentum s
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from mbslib.formulations.director_triad import initial_state, rotation_from_q
 from mbslib.model import BodyStates, Model
 from mbslib.rotations import vee
 from mbslib.systems import nontwisting_body as nt
-from mbslib.systems.directors import ConstrainedSystem, DirectorBody, GroundPivot, Joint, assemble, euler_tensor_values
+from mbslib.systems.directors import (
+    ConstrainedSystem,
+    DirectorBody,
+    GroundPivot,
+    Joint,
+    assemble,
+    euler_tensor_values,
+    point_matrix,
+)
 from mbslib.systems.rigid_bodies import principal_frame
 
 
 def director_system(model: Model) -> ConstrainedSystem:
     """The model as a constrained director system (constraints: each body's six internal ones,
     then the joints in order, three rows each)."""
-    if model.springs or model.loads:
-        raise NotImplementedError("director formulation: springs and applied loads are not available yet")
+    if model.loads:
+        raise NotImplementedError("director formulation: applied loads are not available yet")
     frames = [principal_frame(b.inertia) for b in model.bodies]
     bodies = [DirectorBody(b.mass, tuple(euler_tensor_values(Jp)), dim=3)
               for b, (Jp, _) in zip(model.bodies, frames, strict=True)]
@@ -48,7 +61,28 @@ def director_system(model: Model) -> ConstrainedSystem:
             X_a = frames[joint.body_a][1].T @ joint.point_a
             joints.append(Joint(joint.body_a, tuple(X_a), joint.body_b, tuple(X_b), label=f"joint {k + 1}"))
     gravity = np.zeros(3) if model.gravity is None else model.gravity.g
-    return assemble(bodies, gravity, joints)
+    K, f = _springs(model, frames, sum(body.n_coords for body in bodies))
+    system = assemble(bodies, gravity, joints, K=K)
+    return replace(system, f=system.f + f)
+
+
+def _springs(model: Model, frames, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """Stiffness ``K = Σ k DᵀD`` and force ``f = −Σ k Dᵀc`` of the springs, ``D q + c`` the vector
+    from point a to point b (``V = ½ qᵀK q − fᵀq`` up to a constant)."""
+    K, f = np.zeros((d, d)), np.zeros(d)
+    for k, spring in enumerate(model.springs):
+        if spring.rest_length != 0.0 or spring.damping != 0.0:
+            raise NotImplementedError(f"director formulation: springs[{k}] has a rest length or a damper; only "
+                                      "undamped springs of zero rest length are quadratic in the directors")
+        D, c = np.zeros((3, d)), np.zeros(3)
+        for sign, body, point in ((1.0, spring.body_b, spring.point_b), (-1.0, spring.body_a, spring.point_a)):
+            if body is None:
+                c += sign * point
+            else:
+                D[:, 12 * body:12 * body + 12] += sign * point_matrix(3, frames[body][1].T @ point)
+        K += spring.stiffness * D.T @ D
+        f -= spring.stiffness * D.T @ c
+    return K, f
 
 
 def initial_coordinates(model: Model) -> tuple[np.ndarray, np.ndarray]:
