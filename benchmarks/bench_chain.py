@@ -94,7 +94,8 @@ def python_implicit(t_end: float, rounds: int) -> None:
         description = chain(n)
         system = ex.spherical_system(description, "RV")
         calls = {"exudyn": lambda system=system: ex.solve(system, "GeneralizedAlpha", H, t_end)}
-        calls |= {name: (lambda name=name: METHODS[name].run(description, H, t_end)) for name in PYTHON_IMPLICIT}
+        calls |= {name: (lambda name=name, model=description: METHODS[name].run(model, H, t_end))
+                  for name in PYTHON_IMPLICIT}
         t = time_interleaved(calls, rounds=rounds)
         steps = round(t_end / H)
         for name in ms:
