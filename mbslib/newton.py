@@ -192,6 +192,39 @@ def _entries(term) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return coo.coords[0], coo.coords[1], coo.data
 
 
+@dataclass(frozen=True)
+class _Structure:
+    """Where the entries ``(rows, cols)`` of a square matrix of ``size`` go in its CSC form: the
+    slot of every entry (``slot``), and the CSC ``indices`` and ``indptr``."""
+
+    rows: np.ndarray
+    cols: np.ndarray
+    slot: np.ndarray
+    indices: np.ndarray
+    indptr: np.ndarray
+
+    @classmethod
+    def of(cls, rows, cols, size: int) -> _Structure:
+        positions, slot = np.unique(cols * size + rows, return_inverse=True)  # column-major order
+        indptr = np.searchsorted(positions // size, np.arange(size + 1))
+        return cls(rows, cols, slot, positions % size, indptr)
+
+
+#: The structure of the last sparse Newton matrix of each size and number of entries: a Newton
+#: iteration builds the same structure as the one before it, so its CSC layout is reused.
+_STRUCTURES: dict[tuple[int, int], _Structure] = {}
+
+
+def _csc(rows, cols, values, size: int):
+    """The CSC array of size × size with ``values`` summed at ``(rows, cols)``."""
+    key = (size, rows.size)
+    known = _STRUCTURES.get(key)
+    if known is None or not (np.array_equal(known.rows, rows) and np.array_equal(known.cols, cols)):
+        known = _STRUCTURES[key] = _Structure.of(rows, cols, size)
+    data = np.bincount(known.slot, values, minlength=known.indices.size)
+    return sp.csc_array((data, known.indices, known.indptr), shape=(size, size))
+
+
 def block_matrix(blocks, sizes, sparse: bool):
     """The square block matrix of ``blocks`` (a list of block rows; None: a zero block; a list of
     matrices: their sum; block row and column i have size ``sizes[i]``).
@@ -208,7 +241,7 @@ def block_matrix(blocks, sizes, sparse: bool):
         entries = [(_entries(term), r0, c0) for r0, c0, term in terms]
         rows = np.concatenate([e[0] + r0 for e, r0, _ in entries])
         cols = np.concatenate([e[1] + c0 for e, _, c0 in entries])
-        return sp.csc_array((np.concatenate([e[2] for e, _, _ in entries]), (rows, cols)), shape=(size, size))
+        return _csc(rows, cols, np.concatenate([e[2] for e, _, _ in entries]), size)
     J = np.zeros((size, size))
     for r0, c0, term in terms:
         dense = term.toarray() if sp.issparse(term) or isinstance(term, Triplets) else term

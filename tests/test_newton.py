@@ -173,3 +173,15 @@ def test_triplets_behave_as_the_dense_matrix_of_their_entries():
     np.testing.assert_allclose(K_sparse.toarray(), K_dense, rtol=0, atol=1e-14)
     np.testing.assert_array_equal(K_dense[4:, 4:], 0.0)
     np.testing.assert_allclose(K_dense[:4, 4:], dense, rtol=0, atol=1e-15)
+
+
+def test_sparse_newton_matrices_of_one_structure_reuse_its_layout_and_stay_exact():
+    rng = np.random.default_rng(11)
+    rows, cols = rng.integers(0, 6, 20), rng.integers(0, 6, 20)
+    for pattern in ((rows, cols), (rows, cols), (cols, rows)):  # the same entries twice, then others as many
+        A = Triplets(*pattern, rng.normal(size=20), (6, 6))
+        K = block_matrix([[A]], (6,), True)
+        assert isinstance(K, sp.csc_array) and K.has_sorted_indices
+        reference = sp.csc_array((A.values, pattern), shape=(6, 6))
+        np.testing.assert_allclose(K.toarray(), reference.toarray(), rtol=0, atol=1e-15)
+        assert K.nnz == reference.nnz  # duplicates summed into one slot

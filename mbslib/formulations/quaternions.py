@@ -193,8 +193,7 @@ class QuaternionSystem:
 
     def grad_potential(self, q) -> np.ndarray:
         grad = np.zeros(self.n)
-        for a in range(self.N):
-            grad[self._t(a)] = -self.masses[a] * self.g_vector
+        grad[self._T] = -self.masses[:, None] * self.g_vector  # every body at once
         return grad
 
     def hess_potential(self, q, *, sparse: bool = False):
