@@ -1,4 +1,4 @@
-"""Cost per step of our generalized-α (RV) on the chain of N rods against Exudyn's sparse solver.
+"""Cost per step of our implicit methods on the chain of N rods against Exudyn's sparse solver.
 
 Run with ``make bench`` (or ``python benchmarks/bench_chain.py [--rounds N] [--quick]``). The
 chain is the shoot-out's (:mod:`mbslib.systems.chain`: N rods joined by spherical joints, hung
@@ -11,6 +11,10 @@ Both run in this one process in interleaved rounds (:func:`mbslib.timing.time_in
 the table gives the median CPU time per step, its spread, the ratio ours/Exudyn, the Newton
 iterations per step of both, how far the last rod's centre of mass lies apart at the end (a
 check that both compute the same motion), and the power law fitted to our cost and to Exudyn's.
+A second table times the plain-Python implicit schemes of the shoot-out (EML, MPL and REML in
+unit quaternions, the GGL-VI in directors; :mod:`mbslib.shootout`, sparse Newton matrices and
+SuperLU) over a tenth of the horizon, interleaved with Exudyn likewise, with their ratio to it
+and their fitted exponents.
 
 This is a benchmark, not a test: nothing here passes or fails on a time.
 """
@@ -24,12 +28,14 @@ import numpy as np
 from mbslib import exudyn_models as ex
 from mbslib.formulations import lie_group
 from mbslib.integrators import generalized_alpha as ga
+from mbslib.shootout import METHODS
 from mbslib.systems import multibody as mb
 from mbslib.systems.chain import chain
 from mbslib.timing import time_interleaved
 
 SIZES = (4, 16, 64)
 H = 1e-3
+PYTHON_IMPLICIT = ("EML", "MPL", "REML", "GGL-VI")
 
 
 def main(argv=None) -> None:
@@ -73,6 +79,35 @@ def main(argv=None) -> None:
               f"{np.linalg.norm(end - exu.x[-1, :3]):10.1e}{failed}", flush=True)
     slopes = {k: np.polyfit(np.log(SIZES), np.log(v), 1)[0] for k, v in us.items()}
     print(f"\nfitted exponent of the cost per step in N: ours {slopes['ours']:.2f}, Exudyn {slopes['exudyn']:.2f}")
+    python_implicit(t_end / 10, args.rounds)
+
+
+def python_implicit(t_end: float, rounds: int) -> None:
+    """The plain-Python implicit schemes against Exudyn: ms per step, ratio, Newton iterations."""
+    print(f"\nplain-Python implicit schemes, {round(t_end / H)} steps; ms per step, median (ratio to Exudyn), "
+          "Newton iterations per step\n")
+    head = f"{'N':>3} {'Exudyn':>8} " + " ".join(f"{name:>21}" for name in PYTHON_IMPLICIT)
+    print(head)
+    print("-" * len(head))
+    ms = {name: [] for name in ("exudyn", *PYTHON_IMPLICIT)}
+    for n in SIZES:
+        description = chain(n)
+        system = ex.spherical_system(description, "RV")
+        calls = {"exudyn": lambda system=system: ex.solve(system, "GeneralizedAlpha", H, t_end)}
+        calls |= {name: (lambda name=name, model=description: METHODS[name].run(model, H, t_end))
+                  for name in PYTHON_IMPLICIT}
+        t = time_interleaved(calls, rounds=rounds)
+        steps = round(t_end / H)
+        for name in ms:
+            ms[name].append(1e3 * t[name].median / steps)
+        cells = []
+        for name in PYTHON_IMPLICIT:
+            run = METHODS[name].run(description, H, t_end)
+            its = run.work.newton_iterations / run.work.steps
+            cells.append(f"{ms[name][-1]:7.2f} ({ms[name][-1] / ms['exudyn'][-1]:5.1f}×) {its:4.2f}")
+        print(f"{n:3d} {ms['exudyn'][-1]:8.2f} " + " ".join(f"{c:>21}" for c in cells), flush=True)
+    slopes = {k: np.polyfit(np.log(SIZES), np.log(v), 1)[0] for k, v in ms.items()}
+    print("\nfitted exponent in N: " + ", ".join(f"{k} {v:.2f}" for k, v in slopes.items()))
 
 
 if __name__ == "__main__":

@@ -125,22 +125,131 @@ def fd_jacobian(residual: Residual, x: np.ndarray, r0: np.ndarray | None = None)
     return np.column_stack(columns)
 
 
-#: Linear solvers for the Newton update, see :func:`newton_solve`.
+@dataclass(frozen=True)
+class Triplets:
+    """A sparse matrix of ``shape`` as the list of its entries ``(rows, cols, values)``, duplicates
+    summed wherever it is used: the form in which the systems hand their sparse matrices to the
+    Newton assembly (:func:`block_matrix`), which builds one CSC matrix from the entries of all
+    blocks. Scaling, transposing, adding (concatenating the entries) and the product with a vector
+    are plain NumPy operations, with no sparse-format conversion on the way.
+    """
+
+    rows: np.ndarray
+    cols: np.ndarray
+    values: np.ndarray
+    shape: tuple[int, int]
+    __array_ufunc__ = None  # NumPy scalars and arrays leave ``x * A`` to :meth:`__rmul__`
+
+    @classmethod
+    def identity(cls, n: int, diagonal=1.0) -> Triplets:
+        """``diag(diagonal)`` of size n (the identity by default)."""
+        index = np.arange(n)
+        return cls(index, index, np.broadcast_to(np.asarray(diagonal, dtype=float), (n,)), (n, n))
+
+    @property
+    def nnz(self) -> int:
+        """Stored entries (duplicates counted)."""
+        return self.rows.size
+
+    @property
+    def T(self) -> Triplets:
+        return Triplets(self.cols, self.rows, self.values, self.shape[::-1])
+
+    def __mul__(self, scalar) -> Triplets:
+        return Triplets(self.rows, self.cols, scalar * self.values, self.shape)
+
+    __rmul__ = __mul__
+
+    def __neg__(self) -> Triplets:
+        return Triplets(self.rows, self.cols, -self.values, self.shape)
+
+    def __add__(self, other: Triplets) -> Triplets:
+        if other.shape != self.shape:
+            raise ValueError(f"shapes {self.shape} and {other.shape} differ")
+        values = np.concatenate([np.broadcast_to(a.values, a.rows.shape) for a in (self, other)])
+        return Triplets(np.concatenate([self.rows, other.rows]), np.concatenate([self.cols, other.cols]), values,
+                        self.shape)
+
+    def __matmul__(self, x: np.ndarray) -> np.ndarray:
+        return np.bincount(self.rows, self.values * x[self.cols], minlength=self.shape[0])
+
+    def scaled(self, rows=None, cols=None) -> Triplets:
+        """``diag(rows) A diag(cols)`` (either omitted: the identity), entry by entry."""
+        values = self.values if rows is None else rows[self.rows] * self.values
+        return Triplets(self.rows, self.cols, values if cols is None else values * cols[self.cols], self.shape)
+
+    def toarray(self) -> np.ndarray:
+        """The dense matrix (duplicates summed in their order)."""
+        flat = np.bincount(self.rows * self.shape[1] + self.cols, self.values, minlength=self.shape[0] * self.shape[1])
+        return flat.reshape(self.shape)
+
+
+def _entries(term) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows, columns and values of a :class:`Triplets`, a scipy.sparse or a dense matrix."""
+    if isinstance(term, Triplets):
+        return term.rows, term.cols, np.broadcast_to(term.values, term.rows.shape)
+    coo = sp.coo_array(term)
+    return coo.coords[0], coo.coords[1], coo.data
+
+
+@dataclass(frozen=True)
+class _Structure:
+    """Where the entries ``(rows, cols)`` of a square matrix of ``size`` go in its CSC form: the
+    slot of every entry (``slot``), and the CSC ``indices`` and ``indptr``."""
+
+    rows: np.ndarray
+    cols: np.ndarray
+    slot: np.ndarray
+    indices: np.ndarray
+    indptr: np.ndarray
+
+    @classmethod
+    def of(cls, rows, cols, size: int) -> _Structure:
+        positions, slot = np.unique(cols * size + rows, return_inverse=True)  # column-major order
+        indptr = np.searchsorted(positions // size, np.arange(size + 1))
+        return cls(rows, cols, slot, positions % size, indptr)
+
+
+#: The structure of the last sparse Newton matrix of each size and number of entries: a Newton
+#: iteration builds the same structure as the one before it, so its CSC layout is reused.
+_STRUCTURES: dict[tuple[int, int], _Structure] = {}
+
+
+def _csc(rows, cols, values, size: int):
+    """The CSC array of size × size with ``values`` summed at ``(rows, cols)``."""
+    key = (size, rows.size)
+    known = _STRUCTURES.get(key)
+    if known is None or not (np.array_equal(known.rows, rows) and np.array_equal(known.cols, cols)):
+        known = _STRUCTURES[key] = _Structure.of(rows, cols, size)
+    data = np.bincount(known.slot, values, minlength=known.indices.size)
+    return sp.csc_array((data, known.indices, known.indptr), shape=(size, size))
+
+
 def block_matrix(blocks, sizes, sparse: bool):
-    """The square block matrix of ``blocks`` (a list of block rows; None: a zero block; block row
-    and column i have size ``sizes[i]``): a sparse CSC array if ``sparse``, else a dense ndarray
-    (sparse blocks densified)."""
-    if sparse:
-        return sp.block_array(blocks, format="csc")
+    """The square block matrix of ``blocks`` (a list of block rows; None: a zero block; a list of
+    matrices: their sum; block row and column i have size ``sizes[i]``).
+
+    Sparse (``sparse``): a CSC array built from one list of the entries of every block and term
+    (:class:`Triplets`, scipy.sparse or dense), duplicates summed, so that no sparse operation runs
+    per block. Dense: an ndarray, sparse blocks densified, the terms of a sum added in their order.
+    """
     start = np.cumsum([0, *sizes])
-    J = np.zeros((start[-1], start[-1]))
-    for a, row in enumerate(blocks):
-        for b, block in enumerate(row):
-            if block is not None:
-                J[start[a] : start[a + 1], start[b] : start[b + 1]] = block.toarray() if sp.issparse(block) else block
+    terms = [(start[a], start[b], term) for a, row in enumerate(blocks) for b, block in enumerate(row)
+             if block is not None for term in (block if isinstance(block, list) else [block])]
+    size = int(start[-1])
+    if sparse:
+        entries = [(_entries(term), r0, c0) for r0, c0, term in terms]
+        rows = np.concatenate([e[0] + r0 for e, r0, _ in entries])
+        cols = np.concatenate([e[1] + c0 for e, _, c0 in entries])
+        return _csc(rows, cols, np.concatenate([e[2] for e, _, _ in entries]), size)
+    J = np.zeros((size, size))
+    for r0, c0, term in terms:
+        dense = term.toarray() if sp.issparse(term) or isinstance(term, Triplets) else term
+        J[r0 : r0 + term.shape[0], c0 : c0 + term.shape[1]] += dense
     return J
 
 
+#: Linear solvers for the Newton update, see :func:`newton_solve`.
 LINEAR_SOLVERS = ("lu", "lstsq")
 
 

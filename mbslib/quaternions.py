@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from mbslib.rotations import hat, log_so3
+from mbslib.rotations import log_so3
 
 IDENTITY = np.array([1.0, 0.0, 0.0, 0.0])
 
@@ -32,59 +32,75 @@ def qconj(q) -> np.ndarray:
     return np.array([q[0], -q[1], -q[2], -q[3]])
 
 
+def _transpose(A) -> np.ndarray:
+    """The transposes of a stack of matrices (..., r, c) -> (..., c, r)."""
+    return np.swapaxes(A, -1, -2)
+
+
+def _times(A, x) -> np.ndarray:
+    """Matrix–vector products of stacks: ``A (..., r, c)`` times ``x (..., c)``, shape (..., r)."""
+    return (A @ x[..., None])[..., 0]
+
+
+#: ``G(q)`` and ``E(q)`` (35) pick the entries ``q[_INDEX]`` of q with the signs ``_G_SIGN``, ``_E_SIGN``.
+_INDEX = np.array([[1, 0, 3, 2], [2, 3, 0, 1], [3, 2, 1, 0]])
+_G_SIGN = np.array([[-1.0, 1.0, 1.0, -1.0], [-1.0, -1.0, 1.0, 1.0], [-1.0, 1.0, -1.0, 1.0]])
+_E_SIGN = np.array([[-1.0, 1.0, -1.0, 1.0], [-1.0, 1.0, 1.0, -1.0], [-1.0, -1.0, 1.0, 1.0]])
+#: ``Q_l(a) = [a, G(a)ᵀ]`` and ``Q_r(b) = [b, E(b)ᵀ]`` (33) likewise.
+_Q_INDEX = np.column_stack([np.arange(4), _INDEX.T])
+_QL_SIGN, _QR_SIGN = (np.column_stack([np.ones(4), sign.T]) for sign in (_G_SIGN, _E_SIGN))
+
+
 def Ql(a) -> np.ndarray:
-    """Left multiplication matrix, ``a∘b = Q_l(a) b`` (33a); shape (4, 4)."""
-    a = np.asarray(a, dtype=float)
-    M = np.empty((4, 4))
-    M[:, 0] = a
-    M[:, 1:] = G(a).T
-    return M
+    """Left multiplication matrix, ``a∘b = Q_l(a) b`` (33a); shape (4, 4), or (..., 4, 4) for a
+    stack of quaternions (..., 4)."""
+    return np.take(np.asarray(a, dtype=float), _Q_INDEX, axis=-1) * _QL_SIGN
 
 
 def Qr(b) -> np.ndarray:
-    """Right multiplication matrix, ``a∘b = Q_r(b) a`` (33b); shape (4, 4)."""
-    b = np.asarray(b, dtype=float)
-    M = np.empty((4, 4))
-    M[:, 0] = b
-    M[:, 1:] = E(b).T
-    return M
+    """Right multiplication matrix, ``a∘b = Q_r(b) a`` (33b); shape (4, 4), or (..., 4, 4)."""
+    return np.take(np.asarray(b, dtype=float), _Q_INDEX, axis=-1) * _QR_SIGN
 
 
 def G(q) -> np.ndarray:
-    """``G(q) = [-q_vec, q0 I - q̂]`` (35a); shape (3, 4)."""
-    q = np.asarray(q, dtype=float)
-    return np.column_stack([-q[1:], q[0] * np.eye(3) - hat(q[1:])])
+    """``G(q) = [-q_vec, q0 I - q̂]`` (35a); shape (3, 4), or (..., 3, 4) for q of shape (..., 4)."""
+    return np.take(np.asarray(q, dtype=float), _INDEX, axis=-1) * _G_SIGN
 
 
 def E(q) -> np.ndarray:
-    """``E(q) = [-q_vec, q0 I + q̂]`` (35b); shape (3, 4)."""
-    q = np.asarray(q, dtype=float)
-    return np.column_stack([-q[1:], q[0] * np.eye(3) + hat(q[1:])])
+    """``E(q) = [-q_vec, q0 I + q̂]`` (35b); shape (3, 4), or (..., 3, 4) for q of shape (..., 4)."""
+    return np.take(np.asarray(q, dtype=float), _INDEX, axis=-1) * _E_SIGN
+
+
+def _pure(a) -> np.ndarray:
+    """The pure quaternions ``(0, a)`` of 3-vectors ``a`` (..., 3)."""
+    a = np.asarray(a, dtype=float)
+    return np.concatenate([np.zeros(a.shape[:-1] + (1,)), a], axis=-1)
 
 
 def plus(a) -> np.ndarray:
-    """``a⁺ = [[0, -aᵀ], [a, â]]`` (34) of a 3-vector ``a``; shape (4, 4).
+    """``a⁺ = [[0, -aᵀ], [a, â]]`` (34) of a 3-vector ``a``; shape (4, 4) (or (..., 4, 4)).
 
     Skew-symmetric, with ``E(q)ᵀ a = a⁺ q`` for every ``q ∈ R⁴``, i.e. ``a⁺ = Q_l((0, a))``.
 
     Parameters
     ----------
-    a : array_like, shape (3,)
+    a : array_like, shape (3,) or (..., 3)
     """
-    return Ql(np.concatenate([[0.0], np.asarray(a, dtype=float)]))
+    return Ql(_pure(a))
 
 
 def minus(b) -> np.ndarray:
-    """``b⁻ = [[0, -bᵀ], [b, -b̂]]`` (34) of a 3-vector ``b``; shape (4, 4).
+    """``b⁻ = [[0, -bᵀ], [b, -b̂]]`` (34) of a 3-vector ``b``; shape (4, 4) (or (..., 4, 4)).
 
     Skew-symmetric, with ``G(q)ᵀ b = b⁻ q`` for every ``q ∈ R⁴``, i.e. ``b⁻ = Q_r((0, b))``;
     paper 000 also writes it ``b̄`` (137).
 
     Parameters
     ----------
-    b : array_like, shape (3,)
+    b : array_like, shape (3,) or (..., 3)
     """
-    return Qr(np.concatenate([[0.0], np.asarray(b, dtype=float)]))
+    return Qr(_pure(b))
 
 
 def rotation_matrix(q) -> np.ndarray:
@@ -99,9 +115,9 @@ def rotate_jacobian(q, X) -> np.ndarray:
 
     Parameters
     ----------
-    q : array_like, shape (4,)
+    q : array_like, shape (4,) or (..., 4)
         Quaternion (need not be unit).
-    X : array_like, shape (3,)
+    X : array_like, shape (3,) or (..., 3)
         Body-fixed vector.
     """
     return 2.0 * E(q) @ minus(X)
@@ -184,13 +200,14 @@ def velocity_from_omega_body(q, Omega) -> np.ndarray:
 def mass_matrix_4(q, J) -> np.ndarray:
     """Singular mass matrix ``M(q) = 4 G(q)ᵀ J G(q)`` (46), rank 3, ``M(q) q = 0``; shape (4, 4).
 
-    ``J`` is the 3×3 convective inertia tensor (or its three principal values).
+    ``J`` is the 3×3 convective inertia tensor (or its three principal values); for a stack of
+    bodies, q (..., 4) and principal values J (..., 3), shape (..., 4, 4).
     """
     J = np.asarray(J, dtype=float)
-    if J.shape == (3,):
-        J = np.diag(J)
+    if J.shape[-1:] == (3,) and J.shape != (3, 3):
+        J = J[..., :, None] * np.eye(3)
     Gq = G(q)
-    return 4.0 * Gq.T @ J @ Gq
+    return 4.0 * _transpose(Gq) @ J @ Gq
 
 
 def angular_momentum(q, p) -> np.ndarray:
@@ -219,18 +236,21 @@ def quat_grad_kinetic(J, q, v) -> KineticParts:
     """Continuous ``∂_qT, ∂_vT`` of ``T = ½ Ω·JΩ``, ``Ω = 2G(q)v`` (48a,b), with Jacobians.
 
     ``∂_qT = -2 G(v)ᵀ J Ω`` and ``∂_vT = 2 G(q)ᵀ J Ω = M̃4(q) v``. ``J`` holds the 3 principal
-    inertias. Shapes (4,) and (4, 4).
+    inertias. Shapes (4,) and (4, 4); for stacks of bodies (J (..., 3), q and v (..., 4)) every
+    part gains the leading axes.
     """
     Gq, Gv = G(q), G(v)
-    JGq, JGv = J[:, None] * Gq, J[:, None] * Gv
-    y = J * (2.0 * Gq @ v)  # J Ω
+    J = np.asarray(J, dtype=float)
+    JGq, JGv = J[..., :, None] * Gq, J[..., :, None] * Gv
+    GqT, GvT = _transpose(Gq), _transpose(Gv)
+    y = J * (2.0 * _times(Gq, v))  # J Ω
     return KineticParts(
-        Tq=-2.0 * Gv.T @ y,
-        Tv=2.0 * Gq.T @ y,
-        Tq_q=4.0 * Gv.T @ JGv,
-        Tq_v=-2.0 * minus(y) - 4.0 * Gv.T @ JGq,
-        Tv_q=2.0 * minus(y) - 4.0 * Gq.T @ JGv,
-        Tv_v=4.0 * Gq.T @ JGq,
+        Tq=-2.0 * _times(GvT, y),
+        Tv=2.0 * _times(GqT, y),
+        Tq_q=4.0 * GvT @ JGv,
+        Tq_v=-2.0 * minus(y) - 4.0 * GvT @ JGq,
+        Tv_q=2.0 * minus(y) - 4.0 * GqT @ JGv,
+        Tv_v=4.0 * GqT @ JGq,
     )
 
 
@@ -240,20 +260,21 @@ def quat_dg_kinetic(J, q0, q1, v0, v1) -> KineticParts:
     With the bilinear invariant ``Ω^k = 2G(q^k)v^k`` and ``Ω^{n+1/2} = ½(Ω^n + Ω^{n+1})``:
     ``∂̄_qT = -2 G(v^{n+1/2})ᵀ J Ω^{n+1/2}`` and ``∂̄_vT = 2 G(q^{n+1/2})ᵀ J Ω^{n+1/2}``
     (exact discrete gradient because ``T̃(Ω) = ½ Ω·JΩ`` is quadratic). Jacobians are with
-    respect to ``q1, v1``.
+    respect to ``q1, v1``. Stacks of bodies as in :func:`quat_grad_kinetic`.
     """
     qm, vm = 0.5 * (q0 + q1), 0.5 * (v0 + v1)
     G1q, G1v = G(q1), G(v1)
-    Om = G(q0) @ v0 + G1q @ v1  # ½(Ω^n + Ω^{n+1})
+    Om = _times(G(q0), v0) + _times(G1q, v1)  # ½(Ω^n + Ω^{n+1})
+    J = np.asarray(J, dtype=float)
     y = J * Om
-    Gqm, Gvm = G(qm), G(vm)
+    GqmT, GvmT = _transpose(G(qm)), _transpose(G(vm))
     # dΩm/dq1 = -G(v1), dΩm/dv1 = G(q1)
-    JdOq, JdOv = -J[:, None] * G1v, J[:, None] * G1q
+    JdOq, JdOv = -J[..., :, None] * G1v, J[..., :, None] * G1q
     return KineticParts(
-        Tq=-2.0 * Gvm.T @ y,
-        Tv=2.0 * Gqm.T @ y,
-        Tq_q=-2.0 * Gvm.T @ JdOq,
-        Tq_v=-minus(y) - 2.0 * Gvm.T @ JdOv,
-        Tv_q=minus(y) + 2.0 * Gqm.T @ JdOq,
-        Tv_v=2.0 * Gqm.T @ JdOv,
+        Tq=-2.0 * _times(GvmT, y),
+        Tv=2.0 * _times(GqmT, y),
+        Tq_q=-2.0 * GvmT @ JdOq,
+        Tq_v=-minus(y) - 2.0 * GvmT @ JdOv,
+        Tv_q=minus(y) + 2.0 * GqmT @ JdOq,
+        Tv_v=2.0 * GqmT @ JdOv,
     )

@@ -9,7 +9,7 @@ import scipy.sparse as sp
 
 from mbslib.formulations import directors
 from mbslib.integrators import ggl
-from mbslib.newton import NewtonError, fd_jacobian, newton_solve
+from mbslib.newton import NewtonError, Triplets, fd_jacobian, newton_solve
 from mbslib.simulate import simulate
 from mbslib.systems import directors as dr
 from mbslib.systems import ggl_examples as ex
@@ -58,7 +58,7 @@ def test_sparse_contractions_match_the_dense_formulas_and_differences(system):
     q, w, gam = RNG.normal(size=system.d), RNG.normal(size=system.d), RNG.normal(size=system.m)
     for sparse in (False, True):
         G, Gamma, T = con.G(q, sparse=sparse), con.hessian_sum(gam, sparse=sparse), con.hessian_rows(w, sparse=sparse)
-        assert sp.issparse(G) == sp.issparse(Gamma) == sp.issparse(T) == sparse
+        assert all(isinstance(a, Triplets) == sparse for a in (G, Gamma, T))
         as_dense = (lambda a: a.toarray()) if sparse else np.asarray
         np.testing.assert_allclose(as_dense(G), dense.G(q), rtol=0, atol=1e-15)
         np.testing.assert_allclose(as_dense(Gamma), dense.hessian_sum(gam), rtol=0, atol=1e-15)

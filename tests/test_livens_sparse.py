@@ -7,6 +7,8 @@ import scipy.sparse.linalg as spla
 
 from mbslib.formulations.quaternions import QuaternionSystem
 from mbslib.integrators import livens
+from mbslib.newton import Triplets
+from mbslib.quaternions import minus, plus, quat_dg_kinetic, rotate_jacobian
 from mbslib.systems.chain import chain
 from mbslib.systems.four_bar_loop import FourBarLoop
 from mbslib.systems.rigid_bodies import heavy_top
@@ -18,9 +20,10 @@ SCHEMES = {"EML": (livens.step_eml, livens.residual_eml, livens.jacobian_eml),
            "REML": (livens.step_reml, livens.residual_reml, livens.jacobian_reml)}
 
 
-def same(sparse_matrix, dense):
-    """A scipy.sparse result equal to the dense one up to the order of summing duplicate blocks."""
-    assert sp.issparse(sparse_matrix)
+def same(sparse_matrix, dense, kind=Triplets):
+    """A sparse result (a system's entries, or the Newton matrix as a scipy.sparse array) equal to
+    the dense one up to the order of summing duplicate blocks."""
+    assert sp.issparse(sparse_matrix) if kind == "scipy" else isinstance(sparse_matrix, kind)
     np.testing.assert_allclose(sparse_matrix.toarray(), dense, rtol=0, atol=1e-14 * max(1.0, np.abs(dense).max()))
 
 
@@ -59,13 +62,14 @@ def test_sparse_residual_and_newton_matrix_equal_the_dense_ones(scheme):
     z = np.concatenate([x_n1[: system.n], x_n1[3 * system.n :]]) if scheme == "REML" else x_n1
     r_dense, r_sparse = residual(system, x_n, z, 1e-3, sparse=False), residual(system, x_n, z, 1e-3, sparse=True)
     np.testing.assert_allclose(r_sparse, r_dense, rtol=0, atol=1e-14 * np.abs(r_dense).max())
-    same(jacobian(system, x_n, z, 1e-3, sparse=True), jacobian(system, x_n, z, 1e-3, sparse=False))
+    same(jacobian(system, x_n, z, 1e-3, sparse=True), jacobian(system, x_n, z, 1e-3, sparse=False), "scipy")
 
 
+@pytest.mark.parametrize("n_bodies", [4, 8])
 @pytest.mark.parametrize("scheme", SCHEMES, ids=SCHEMES.keys())
-def test_sparse_newton_path_follows_the_dense_one_on_a_chain(scheme):
+def test_sparse_newton_path_follows_the_dense_one_on_a_chain(scheme, n_bodies):
     step = SCHEMES[scheme][0]
-    system = QuaternionSystem(chain(4))
+    system = QuaternionSystem(chain(n_bodies))
     x_dense = x_sparse = system.initial_state()
     for k in range(5):
         x_dense, rep_dense = step(system, x_dense, 1e-3, k * 1e-3, sparse=False)
@@ -109,7 +113,32 @@ def test_stored_nonzeros_grow_linearly_with_the_chain():
         lu_nnz.append(lu.L.nnz + lu.U.nnz)
         # per body: M̃₄ and the kinetic blocks 4 × 4, the Hessian 4 × 4; per joint row 3 + 4 per end
         assert system.constraint_jacobian(x[: system.n], sparse=True).nnz == 4 * n_bodies + 3 * 7 * (2 * n_bodies - 1)
+        assert system.constraint_hessian(x[: system.n], x[3 * system.n :], sparse=True).nnz == 16 * (3 * n_bodies - 1)
     per_body = np.diff(nnz) / np.diff(sizes)
     np.testing.assert_array_equal(per_body, per_body[0])  # nnz = a N + b exactly
     lu_per_body = np.array(lu_nnz) / np.array(sizes)
     assert lu_per_body.max() < 1.5 * lu_per_body.min()  # the fill of the sparse LU stays linear
+
+
+def test_the_dense_matrices_are_the_per_body_blocks_summed_in_order():
+    """The stacked assembly (all bodies and joints at once) gives exactly, to the last bit, the
+    blocks of one body or joint end computed alone and added in the order body, joint a, joint b."""
+    system = QuaternionSystem(chain(3))
+    q0, _, v0, lam = livens.split_state(system, perturbed_state(system))
+    q1, _, v1, _ = livens.split_state(system, perturbed_state(system))
+    k = system.dg_kinetic(q0, q1, v0, v1)
+    H, Dg = system.constraint_hessian(q1, lam), system.constraint_jacobian(q1)
+    for a in range(system.N):
+        t, r = system._t(a), system._r(a)
+        one = quat_dg_kinetic(system.J[a], q0[r], q1[r], v0[r], v1[r])
+        for whole, block in zip(k[2:], one[2:], strict=True):
+            np.testing.assert_array_equal(whole[r, r], block)
+        np.testing.assert_array_equal(k.Tv[t], 0.5 * system.masses[a] * (v0[t] + v1[t]))
+        np.testing.assert_array_equal(Dg[a, r], q1[r])
+        # body a hangs at joint a (end b) and holds joint a + 1 (end a)
+        hessian = lam[a] * np.eye(4) - 2.0 * minus(system.joints[a][1][1]).T @ plus(lam[system.N + 3 * a:][:3])
+        if a + 1 < system.N:
+            hessian = hessian + 2.0 * minus(system.joints[a + 1][0][1]).T @ plus(lam[system.N + 3 * (a + 1):][:3])
+        np.testing.assert_array_equal(H[r, r], hessian)
+        np.testing.assert_array_equal(Dg[system.N + 3 * a:system.N + 3 * a + 3, r],
+                                      -rotate_jacobian(q1[r], system.joints[a][1][1]))

@@ -1,7 +1,8 @@
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
-from mbslib.newton import NewtonError, fd_jacobian, newton_solve
+from mbslib.newton import NewtonError, Triplets, block_matrix, fd_jacobian, newton_solve
 
 
 def residual(x):
@@ -142,3 +143,45 @@ def test_report_counts_every_evaluation_of_the_solve():
     assert fd.n_residual == calls["residual"] == fd.n_iter + 1 + 2 * 2 * fd.n_jacobian  # 2 columns, ± each
     work = fd.work
     assert (work.steps, work.newton_iterations, work.rhs_evaluations) == (0, fd.n_iter, fd.n_residual)
+
+
+def test_triplets_behave_as_the_dense_matrix_of_their_entries():
+    rng = np.random.default_rng(7)
+    rows, cols = rng.integers(0, 4, 12), rng.integers(0, 3, 12)  # duplicates among them
+    A = Triplets(rows, cols, rng.normal(size=12), (4, 3))
+    dense = np.zeros((4, 3))
+    np.add.at(dense, (rows, cols), A.values)
+    np.testing.assert_allclose(A.toarray(), dense, rtol=0, atol=1e-15)
+    x, s, r = rng.normal(size=3), rng.normal(size=4), rng.normal(size=3)
+    np.testing.assert_allclose(A @ x, dense @ x, rtol=0, atol=1e-14)
+    np.testing.assert_array_equal(A.T.toarray(), A.toarray().T)
+    for scalar in (-2.5, np.float64(0.3)):
+        np.testing.assert_array_equal((scalar * A).toarray(), (A * scalar).toarray())
+        np.testing.assert_allclose((scalar * A).toarray(), scalar * dense, rtol=1e-15)
+    np.testing.assert_array_equal((-A).toarray(), -A.toarray())
+    np.testing.assert_allclose((A + 2.0 * A).toarray(), 3.0 * dense, rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(A.scaled(rows=s, cols=r).toarray(), s[:, None] * dense * r, rtol=1e-14, atol=1e-15)
+    np.testing.assert_array_equal(Triplets.identity(3, [1.0, 2.0, 3.0]).toarray(), np.diag([1.0, 2.0, 3.0]))
+    assert A.nnz == 12 and A.T.shape == (3, 4)
+    with pytest.raises(ValueError, match="shapes"):
+        A + A.T
+    # a block matrix of Triplets, scipy and dense blocks and a sum: sparse and dense agree
+    blocks = [[[Triplets.identity(4), rng.normal(size=(4, 4))], A],
+              [sp.csr_array(A.T.toarray()), None]]
+    K_sparse, K_dense = block_matrix(blocks, (4, 3), True), block_matrix(blocks, (4, 3), False)
+    assert sp.issparse(K_sparse) and isinstance(K_dense, np.ndarray)
+    np.testing.assert_allclose(K_sparse.toarray(), K_dense, rtol=0, atol=1e-14)
+    np.testing.assert_array_equal(K_dense[4:, 4:], 0.0)
+    np.testing.assert_allclose(K_dense[:4, 4:], dense, rtol=0, atol=1e-15)
+
+
+def test_sparse_newton_matrices_of_one_structure_reuse_its_layout_and_stay_exact():
+    rng = np.random.default_rng(11)
+    rows, cols = rng.integers(0, 6, 20), rng.integers(0, 6, 20)
+    for pattern in ((rows, cols), (rows, cols), (cols, rows)):  # the same entries twice, then others as many
+        A = Triplets(*pattern, rng.normal(size=20), (6, 6))
+        K = block_matrix([[A]], (6,), True)
+        assert isinstance(K, sp.csc_array) and K.has_sorted_indices
+        reference = sp.csc_array((A.values, pattern), shape=(6, 6))
+        np.testing.assert_allclose(K.toarray(), reference.toarray(), rtol=0, atol=1e-15)
+        assert K.nnz == reference.nnz  # duplicates summed into one slot

@@ -21,6 +21,8 @@ from mbslib.quaternions import (
     plus,
     qconj,
     qmul,
+    quat_dg_kinetic,
+    quat_grad_kinetic,
     rotate_jacobian,
     rotation_matrix,
     to_rotvec,
@@ -133,3 +135,22 @@ def test_exp_s3_with_jacobian_matches_exp_s3_and_finite_differences(rng, scale):
     np.testing.assert_allclose(D, fd, atol=1e-9)
     # unit norm is preserved to first order: e·∂e/∂ϑ = 0
     np.testing.assert_allclose(e @ D, 0.0, atol=1e-15)
+
+
+def test_stacks_of_quaternions_give_the_matrices_of_each_to_the_last_bit(rng):
+    """G, E, Q_l, Q_r, a⁺, b⁻, the mass matrix and the kinetic parts of a stack of bodies equal
+    those of every body alone, bit for bit (the quaternion formulation assembles all bodies at once)."""
+    q0, q1, v0, v1 = rng.normal(size=(4, 5, 4))
+    J, a = rng.uniform(1.0, 3.0, (5, 3)), rng.normal(size=(5, 3))
+    stacked = {"G": G(q1), "E": E(q1), "Ql": Ql(q1), "Qr": Qr(q1), "plus": plus(a), "minus": minus(a),
+               "M4": mass_matrix_4(q1, J), "rotate": rotate_jacobian(q1, a)}
+    dg, grad = quat_dg_kinetic(J, q0, q1, v0, v1), quat_grad_kinetic(J, q1, v1)
+    for k in range(5):
+        alone = {"G": G(q1[k]), "E": E(q1[k]), "Ql": Ql(q1[k]), "Qr": Qr(q1[k]), "plus": plus(a[k]),
+                 "minus": minus(a[k]), "M4": mass_matrix_4(q1[k], J[k]), "rotate": rotate_jacobian(q1[k], a[k])}
+        for name, value in alone.items():
+            np.testing.assert_array_equal(stacked[name][k], value, err_msg=name)
+        for whole, one in zip(dg, quat_dg_kinetic(J[k], q0[k], q1[k], v0[k], v1[k]), strict=True):
+            np.testing.assert_array_equal(whole[k], one)
+        for whole, one in zip(grad, quat_grad_kinetic(J[k], q1[k], v1[k]), strict=True):
+            np.testing.assert_array_equal(whole[k], one)

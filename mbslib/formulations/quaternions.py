@@ -8,9 +8,11 @@ singular ``diag(m I, M̃₄(q))`` (paper eqs. 46, 123–124). Constraints: one u
 ``φ_a + R(q_a) X_a − φ_b − R(q_b) X_b`` (``X = Vᵀ p``; a ground point for the ground), all
 quadratic in the coordinates, so their Gonzalez discrete gradients are midpoint Jacobians (Sect.
 4). Gravity is linear in φ. The matrices (mass matrix, kinetic Jacobians, constraint Jacobian
-and Hessian) are assembled once from their per-body and per-joint blocks, and come as dense
-ndarrays or, for ``sparse=True``, as scipy.sparse CSR arrays whose nonzeros grow linearly with
-the number of bodies (block-diagonal per body, a few blocks per joint row). Other joints raise
+and Hessian) are assembled from their per-body and per-joint blocks, computed for all bodies
+and all joints at once (stacks of blocks, no Python loop over bodies), and come as dense ndarrays
+or, for ``sparse=True``, as their entries (:class:`mbslib.newton.Triplets`, duplicates summed
+where they are used) whose number grows linearly with the number of bodies (block-diagonal per
+body, a few blocks per joint row). Other joints raise
 ``NotImplementedError`` naming them.
 
 Springs: the vector between a spring's points, ``d(q) = φ_b + R(q_b) X_b − φ_a − R(q_a) X_a``,
@@ -31,14 +33,18 @@ one constraint), the form the single-body schemes Null-EML, EMH and MPH need.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
-import scipy.sparse as sp
 
 from mbslib.model import BodyStates, Model
+from mbslib.newton import Triplets
 from mbslib.quaternions import (
     E,
     G,
     KineticParts,
+    _times,
+    _transpose,
     angular_momentum,
     from_matrix,
     mass_matrix_4,
@@ -54,20 +60,66 @@ from mbslib.systems.rigid_bodies import principal_frame
 from mbslib.validation import vector
 
 
+class _Pattern:
+    """Where the blocks of a sum of blocks sit in a matrix of ``shape``, indices flattened once:
+    each block a row slice and a column slice, or a stack of K blocks at row indices (K, r) and
+    column indices (K, c)."""
+
+    def __init__(self, shape, blocks):
+        rows, cols = [np.zeros(0, dtype=int)], [np.zeros(0, dtype=int)]
+        for r, c in blocks:
+            if isinstance(r, slice):
+                r, c = np.arange(r.start, r.stop), np.arange(c.start, c.stop)
+            at = r.shape + c.shape[-1:]
+            rows.append(np.broadcast_to(r[..., :, None], at).ravel())
+            cols.append(np.broadcast_to(c[..., None, :], at).ravel())
+        self.shape, self.rows, self.cols = shape, np.concatenate(rows), np.concatenate(cols)
+        self.flat = self.rows * shape[1] + self.cols
+
+    def matrix(self, values, sparse: bool):
+        """The matrix with the blocks' ``values`` (one array per block, of its shape): dense
+        (blocks summed in their order), or its entries (:class:`~mbslib.newton.Triplets`)."""
+        data = np.concatenate([np.zeros(0), *(np.ravel(v) for v in values)])
+        if sparse:
+            return Triplets(self.rows, self.cols, data, self.shape)
+        return np.bincount(self.flat, data, minlength=self.shape[0] * self.shape[1]).reshape(self.shape)
+
+
 def _matrix(shape, blocks, sparse: bool):
-    """The sum of ``blocks`` (row slice, column slice, values), a matrix of ``shape``: dense, or
-    sparse CSR (duplicates summed) if ``sparse``."""
-    if not sparse:
-        out = np.zeros(shape)
-        for rows, cols, values in blocks:
-            out[rows, cols] += values
-        return out
-    if not blocks:
-        return sp.csr_array(shape)
-    i = [np.repeat(np.arange(r.start, r.stop), c.stop - c.start) for r, c, _ in blocks]
-    j = [np.tile(np.arange(c.start, c.stop), r.stop - r.start) for r, c, _ in blocks]
-    values = [np.broadcast_to(v, (r.stop - r.start, c.stop - c.start)).ravel() for r, c, v in blocks]
-    return sp.coo_array((np.concatenate(values), (np.concatenate(i), np.concatenate(j))), shape=shape).tocsr()
+    """The sum of ``blocks`` (row slice, column slice, values), a matrix of ``shape``
+    (:meth:`_Pattern.matrix`)."""
+    return _Pattern(shape, [(r, c) for r, c, _ in blocks]).matrix([v for *_, v in blocks], sparse)
+
+
+class _Ends(NamedTuple):
+    """One end of every joint, or the body ends of all joints: the joint's index, the end's sign
+    in ``g = p_a − p_b``, its body (0 for the ground), its lever ``X`` (principal frame), the
+    ground point (zero for a body end) and whether the end is on a body."""
+
+    joint: np.ndarray
+    sign: np.ndarray
+    body: np.ndarray
+    X: np.ndarray
+    ground: np.ndarray
+    on_body: np.ndarray
+
+
+class _JointEnds:
+    """The ends ``a`` and ``b`` of the joints of a :class:`QuaternionSystem` as stacks
+    (:class:`_Ends`), and the ends on bodies in the order joint by joint, a before b."""
+
+    def __init__(self, joints, n_bodies):
+        def ends(which, sign):
+            on_body = np.array([j[which][0] is not None for j in joints], dtype=bool)
+            body = np.array([j[which][0] or 0 for j in joints], dtype=int)
+            X = np.array([j[which][1] if j[which][0] is not None else np.zeros(3) for j in joints]).reshape(-1, 3)
+            ground = np.array([np.zeros(3) if j[which][0] is not None else j[which][1] for j in joints]).reshape(-1, 3)
+            return _Ends(np.arange(len(joints)), np.full(len(joints), sign), body, X, ground, on_body)
+
+        self.a, self.b = ends(0, 1.0), ends(1, -1.0)
+        order = np.argsort(np.r_[2 * np.arange(len(joints)), 2 * np.arange(len(joints)) + 1], kind="stable")
+        both = _Ends(*(np.concatenate([x, y])[order] for x, y in zip(self.a, self.b, strict=True)))
+        self.on_bodies = _Ends(*(x[both.on_body] for x in both))
 
 
 class QuaternionSystem:
@@ -94,6 +146,21 @@ class QuaternionSystem:
         self.springs = [(s, ((-1.0, *self._end(s.body_a, s.point_a)), (1.0, *self._end(s.body_b, s.point_b))))
                         for s in model.springs]
         self.loads = [(load, self.V[load.body].T @ load.point) for load in model.loads]
+        # every body and joint at once: index stacks of the blocks, principal inertias (N, 3)
+        self._T = 7 * np.arange(self.N)[:, None] + np.arange(3)
+        self._R = self._T[:, :1] + 3 + np.arange(4)
+        self._Jp = np.array(self.J, dtype=float).reshape(self.N, 3)
+        self._ends = _JointEnds(self.joints, self.N)
+        ends, T, R, n = self._ends.on_bodies, self._T, self._R, self.n
+        joint_rows = self.N + 3 * ends.joint[:, None] + np.arange(3)
+        self._patterns = {"rotation": _Pattern((n, n), [(R, R)]), "body": _Pattern((n, n), [(T, T), (R, R)]),
+                          "jacobian": _Pattern((self.m, n), [(np.arange(self.N)[:, None], R),
+                                                             (joint_rows, T[ends.body]), (joint_rows, R[ends.body])]),
+                          "hessian": _Pattern((n, n), [(R, R), (R[ends.body], R[ends.body])])}
+        # constant blocks: ±I of the joint ends, their ±2 X̄ᵀ (Hessian), the bodies' translational masses
+        self._end_identity = ends.sign[:, None, None] * np.eye(3)
+        self._end_lever = (ends.sign * 2.0)[:, None, None] * _transpose(minus(ends.X))
+        self._mass_identity = self.masses[:, None, None] * np.eye(3)
 
     def _end(self, body, point):
         """``(body, X)``: the lever ``X = Vᵀ p`` in the principal frame, or a ground point as it is."""
@@ -109,34 +176,27 @@ class QuaternionSystem:
     # -- kinetic energy -------------------------------------------------------------------------
     def mass_matrix(self, q, *, sparse: bool = False):
         """``diag(m_a I, M̃₄(q_a))`` per body (46), shape (n, n); sparse CSR if ``sparse``."""
-        blocks = []
-        for a in range(self.N):
-            blocks += [(self._t(a), self._t(a), self.masses[a] * np.eye(3)),
-                       (self._r(a), self._r(a), mass_matrix_4(q[self._r(a)], self.J[a]))]
-        return _matrix((self.n, self.n), blocks, sparse)
+        return self._patterns["body"].matrix([self._mass_identity, mass_matrix_4(q[self._R], self._Jp)], sparse)
 
     def kinetic_energy(self, q, v) -> float:
         return 0.5 * v @ self.mass_matrix(q) @ v
 
     def _assemble(self, per_body, q0, q1, v0, v1, sparse) -> KineticParts:
         """The kinetic parts of all bodies: vectors (n,) and four block-diagonal (n, n) Jacobians."""
+        T, R, m = self._T, self._R, self.masses[:, None]
         Tq, Tv = np.zeros(self.n), np.zeros(self.n)
-        Tq_q, Tq_v, Tv_q, Tv_v = [], [], [], []
-        for a in range(self.N):
-            t, r, m = self._t(a), self._r(a), self.masses[a]
-            if v0 is None:  # continuous derivatives at (q1, v1)
-                Tv[t] = m * v1[t]
-                Tv_v.append((t, t, m * np.eye(3)))
-                k = per_body(self.J[a], q1[r], v1[r])
-            else:  # discrete: ½ m |v_φ|² is quadratic, its discrete derivative the midpoint one
-                Tv[t] = 0.5 * m * (v0[t] + v1[t])
-                Tv_v.append((t, t, 0.5 * m * np.eye(3)))
-                k = per_body(self.J[a], q0[r], q1[r], v0[r], v1[r])
-            Tq[r], Tv[r] = k.Tq, k.Tv
-            for blocks, block in zip((Tq_q, Tq_v, Tv_q, Tv_v), (k.Tq_q, k.Tq_v, k.Tv_q, k.Tv_v), strict=True):
-                blocks.append((r, r, block))
-        shape = (self.n, self.n)
-        return KineticParts(Tq, Tv, *(_matrix(shape, blocks, sparse) for blocks in (Tq_q, Tq_v, Tv_q, Tv_v)))
+        if v0 is None:  # continuous derivatives at (q1, v1)
+            Tv[T] = m * v1[T]
+            translation = self._mass_identity
+            k = per_body(self._Jp, q1[R], v1[R])
+        else:  # discrete: ½ m |v_φ|² is quadratic, its discrete derivative the midpoint one
+            Tv[T] = 0.5 * m * (v0[T] + v1[T])
+            translation = 0.5 * self._mass_identity
+            k = per_body(self._Jp, q0[R], q1[R], v0[R], v1[R])
+        Tq[R], Tv[R] = k.Tq, k.Tv
+        rotation = self._patterns["rotation"]
+        return KineticParts(Tq, Tv, *(rotation.matrix([block], sparse) for block in (k.Tq_q, k.Tq_v, k.Tv_q)),
+                            self._patterns["body"].matrix([translation, k.Tv_v], sparse))
 
     def grad_kinetic(self, q, v, *, sparse: bool = False) -> KineticParts:
         return self._assemble(quat_grad_kinetic, None, q, None, v, sparse)
@@ -197,8 +257,7 @@ class QuaternionSystem:
 
     def _gravity_gradient(self) -> np.ndarray:
         grad = np.zeros(self.n)
-        for a in range(self.N):
-            grad[self._t(a)] = -self.masses[a] * self.g_vector
+        grad[self._T] = -self.masses[:, None] * self.g_vector  # every body at once
         return grad
 
     def grad_potential(self, q) -> np.ndarray:
@@ -240,38 +299,30 @@ class QuaternionSystem:
         return grad, _matrix((self.n, self.n), blocks, sparse)
 
     # -- constraints ------------------------------------------------------------------------------
-    def _point(self, q, end):
-        body, X = end
-        if body is None:
-            return X
-        quat = q[self._r(body)]
-        return q[self._t(body)] + E(quat) @ (G(quat).T @ X)
+    def _points(self, q, ends):
+        """Joint points ``φ + R(q) X`` of one end of every joint (a ground point for the ground), (J, 3)."""
+        points, body = ends.ground.copy(), ends.body[ends.on_body]
+        quat = q[self._R[body]]
+        points[ends.on_body] = q[self._T[body]] + _times(E(quat), _times(_transpose(G(quat)), ends.X[ends.on_body]))
+        return points
 
     def constraint(self, q) -> np.ndarray:
-        unit = [0.5 * (q[self._r(a)] @ q[self._r(a)] - 1.0) for a in range(self.N)]
-        joints = [self._point(q, a) - self._point(q, b) for a, b in self.joints]
-        return np.concatenate([unit, *joints]) if joints else np.array(unit)
+        quat = q[self._R]
+        unit = 0.5 * (_times(quat[:, None, :], quat)[:, 0] - 1.0)  # q·q of every body
+        joints = self._points(q, self._ends.a) - self._points(q, self._ends.b)
+        return np.concatenate([unit, joints.ravel()])
 
     def constraint_jacobian(self, q, *, sparse: bool = False):
         """``∇g(q)``, shape (m, n): ``q_aᵀ`` per unit constraint, ``±[I, ∂(R(q)X)/∂q]`` per joint end."""
-        blocks = [(slice(a, a + 1), self._r(a), q[self._r(a)]) for a in range(self.N)]
-        for j, ends in enumerate(self.joints):
-            rows = slice(self.N + 3 * j, self.N + 3 * j + 3)
-            for sign, (body, X) in zip((1.0, -1.0), ends, strict=True):
-                if body is not None:
-                    blocks += [(rows, self._t(body), sign * np.eye(3)),
-                               (rows, self._r(body), sign * rotate_jacobian(q[self._r(body)], X))]
-        return _matrix((self.m, self.n), blocks, sparse)
+        ends = self._ends.on_bodies
+        turned = ends.sign[:, None, None] * rotate_jacobian(q[self._R[ends.body]], ends.X)
+        return self._patterns["jacobian"].matrix([q[self._R][:, None, :], self._end_identity, turned], sparse)
 
     def constraint_hessian(self, q, lam, *, sparse: bool = False):
         """``Σ λ_k ∇²g_k``: ``λ_a I₄`` per unit constraint, ``±2 X̄ᵀ μ⁺`` per joint end (constant)."""
-        blocks = [(self._r(a), self._r(a), lam[a] * np.eye(4)) for a in range(self.N)]
-        for j, ends in enumerate(self.joints):
-            mu = lam[self.N + 3 * j:self.N + 3 * j + 3]
-            for sign, (body, X) in zip((1.0, -1.0), ends, strict=True):
-                if body is not None:
-                    blocks.append((self._r(body), self._r(body), sign * 2.0 * minus(X).T @ plus(mu)))
-        return _matrix((self.n, self.n), blocks, sparse)
+        mu = lam[self.N:].reshape(-1, 3)[self._ends.on_bodies.joint]
+        return self._patterns["hessian"].matrix([lam[: self.N, None, None] * np.eye(4), self._end_lever @ plus(mu)],
+                                                sparse)
 
     def external_force(self, q, v, t):
         """Dampers and applied loads at ``(q, v, t)``: ``(f, ∂f/∂q, ∂f/∂v)``, or ``None`` if the

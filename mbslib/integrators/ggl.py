@@ -39,7 +39,7 @@ from typing import NamedTuple, Protocol, runtime_checkable
 import numpy as np
 import scipy.sparse as sp
 
-from mbslib.newton import NewtonError, NewtonReport, block_matrix, newton_solve
+from mbslib.newton import NewtonError, NewtonReport, Triplets, block_matrix, newton_solve
 from mbslib.symplectic import step_map_jacobian
 from mbslib.validation import positive
 
@@ -208,22 +208,31 @@ def jacobian_ggl(system: GGLSystem, x_n, x_n1, h: float, variant: str = "paper",
     qbar = q0 + h * v
     Gbar = con.G(qbar, sparse=sparse)
     Gamma = con.hessian_sum(gam, sparse=sparse)
-    GammaMinv = Gamma * Minv  # Γ M⁻¹ (scales columns)
+    GammaMinv = _scaled(Gamma, cols=Minv)  # Γ M⁻¹
     Tbar = con.hessian_rows(Minv * p1, sparse=sparse)  # rows (D²g_k M⁻¹ p_{n+1})ᵀ, (m, d)
-    I = sp.eye_array(d) if sparse else np.eye(d)
+    I = Triplets.identity(d) if sparse else np.eye(d)
     no_hess = variant == "no_hessian"
     T_p = con.hessian_rows(Minv * p0, sparse=sparse) if variant == "printed" else Tbar  # ∂(Γ M⁻¹ p)/∂γ in (41b)
-    # block rows R_q, R_p, R_v (the Hessian terms Γ M⁻¹ p of 41b, c), R_λ, R_γ; block columns q, p, v, λ, γ
+    # block rows R_q, R_p, R_v (the Hessian terms Γ M⁻¹ p of 41b, c), R_λ, R_γ; block columns q, p, v, λ, γ;
+    # a list is a sum
     blocks = [
-        [I, None, -h * I - h**2 * Minv[:, None] * Gamma, None, -h * Minv[:, None] * Gbar.T],
-        [None, I if variant != "paper" else I + h * GammaMinv, h * system.C if system.C.nnz else None,
+        [I, None, [-h * I, _scaled(Gamma, rows=-(h**2 * Minv))], None, _scaled(Gbar.T, rows=-h * Minv)],
+        [None, I if variant != "paper" else [I, h * GammaMinv], h * system.C if system.C.nnz else None,
          h * con.G(q0, sparse=sparse).T, None if no_hess else h * T_p.T],
-        [None, -I if no_hess else -I - h * GammaMinv, sp.diags_array(M) if sparse else np.diag(M), None,
+        [None, -I if no_hess else [-I, -(h * GammaMinv)], Triplets.identity(d, M) if sparse else np.diag(M), None,
          None if no_hess else -h * Tbar.T],
         [con.G(q1, sparse=sparse), None, None, None, None],
-        [None, Gbar * Minv, h * Tbar, None, None],
+        [None, _scaled(Gbar, cols=Minv), h * Tbar, None, None],
     ]
     return block_matrix(blocks, (d, d, d, system.m, system.m), sparse)
+
+
+def _scaled(A, rows=None, cols=None):
+    """``diag(rows) A diag(cols)`` (either omitted: the identity) of a dense ``A`` or of its
+    entries (:meth:`~mbslib.newton.Triplets.scaled`), entry by entry."""
+    if isinstance(A, Triplets):
+        return A.scaled(rows, cols)
+    return (A if rows is None else rows[:, None] * A) * (1.0 if cols is None else cols)
 
 
 def jacobian_ggl_start(system: GGLSystem, x_n, x_n1, h: float, variant: str = "paper") -> np.ndarray:

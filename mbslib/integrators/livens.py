@@ -45,7 +45,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import scipy.sparse as sp
 
-from mbslib.newton import NewtonError, NewtonReport, block_matrix, newton_solve
+from mbslib.newton import NewtonError, NewtonReport, Triplets, block_matrix, newton_solve
 from mbslib.quaternions import G, KineticParts, Ql, Qr, exp_s3_with_jacobian, minus
 from mbslib.validation import positive
 
@@ -300,11 +300,12 @@ def _livens_equations(system: LivensSystem, x_n, x_n1, h, t, discrete, with_jaco
     R = np.concatenate([R1, R2, R3, system.constraint(q1)])
     if not with_jacobian:
         return R
-    I = sp.eye_array(n, format="csr") if sparse else np.eye(n)
-    R2_q = -h * k.Tq_q + h * Vb_q + 0.5 * h * system.constraint_hessian(qm, lam, **kw)
-    R2_v = -h * k.Tq_v
+    I = Triplets.identity(n) if sparse else np.eye(n)
+    R2_q = [-h * k.Tq_q, h * Vb_q, 0.5 * h * system.constraint_hessian(qm, lam, **kw)]  # a sum
+    R2_v = [-h * k.Tq_v]
     if f is not None:
-        R2_q, R2_v = R2_q - h * f_q, R2_v - h * f_v
+        R2_q.append(-h * f_q)
+        R2_v.append(-h * f_v)
     # block rows R1..R4, block columns q1, p1, v1, λ
     K = block_matrix([[I, None, -0.5 * h * I, None],
                       [R2_q, I, R2_v, h * Dg.T],
@@ -400,10 +401,10 @@ def _reml_equations(system: LivensSystem, x_n, y, h, t, with_jacobian, sparse=No
     if not with_jacobian:
         return R
     dv = 2.0 / h  # dv1/dq1 = (2/h) I
-    Ra_q = (2.0 * (k.Tv_q + dv * k.Tv_v) - h * (k.Tq_q + dv * k.Tq_v) + h * Vb_q
-            + 0.5 * h * system.constraint_hessian(qm, lam, **kw))
+    Ra_q = [2.0 * k.Tv_q, 2.0 * dv * k.Tv_v, -h * (k.Tq_q + dv * k.Tq_v), h * Vb_q,
+            0.5 * h * system.constraint_hessian(qm, lam, **kw)]  # a sum
     if f is not None:
-        Ra_q = Ra_q - h * (f_q + dv * f_v)
+        Ra_q.append(-h * (f_q + dv * f_v))
     K = block_matrix([[Ra_q, h * Dg.T], [system.constraint_jacobian(q1, **kw), None]], (n, m), sparse)
     return R, K
 

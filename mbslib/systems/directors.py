@@ -34,6 +34,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import scipy.sparse as sp
 
+from mbslib.newton import Triplets
 from mbslib.validation import positive, vector
 
 
@@ -238,13 +239,14 @@ def _sum_at(index, values, size: int) -> np.ndarray:
 
 
 def _matrix(rows, cols, values, shape, sparse: bool):
-    """The matrix with ``values`` summed at ``(rows, cols)``: a CSR array or a dense ndarray.
+    """The matrix with ``values`` summed at ``(rows, cols)``: its entries
+    (:class:`mbslib.newton.Triplets`) or a dense ndarray.
 
     Dense ``values`` may carry leading batch axes (..., nnz); the result then has shape
     (..., *shape).
     """
     if sparse:
-        return sp.csr_array((values, (rows, cols)), shape=shape)
+        return Triplets(rows, cols, values, shape)
     return _sum_at(rows * shape[1] + cols, values, shape[0] * shape[1]).reshape(values.shape[:-1] + tuple(shape))
 
 
@@ -287,7 +289,6 @@ class QuadraticConstraints:
         object.__setattr__(self, "H", H)
         rows_A, cols_A = np.nonzero(self.A)
         object.__setattr__(self, "_A_entries", (rows_A, cols_A, self.A[rows_A, cols_A]))
-        object.__setattr__(self, "_A_sparse", sp.csr_array(self.A))
 
     @classmethod
     def orthonormality(
@@ -316,21 +317,26 @@ class QuadraticConstraints:
     def G(self, q: np.ndarray, *, sparse: bool = False):
         """Jacobian G(q) = Dg(q), row k = H_k q + a_k; shape (m, d), or (N, m, d) for q of shape (N, d).
 
-        ``sparse=True`` (one q only) returns a CSR array, assembled in work linear in the nonzeros.
+        ``sparse=True`` (one q only) returns the entries of the H_k q and of the a_k
+        (:class:`mbslib.newton.Triplets`), in work linear in their number.
         """
         q = np.asarray(q, dtype=float)
-        if sparse and q.ndim != 1:
+        if not sparse:
+            return self._hessian_times(q, sparse) + self.A
+        if q.ndim != 1:
             raise ValueError(f"q must have shape (d,) for sparse=True, got {q.shape}")
-        return self._hessian_times(q, sparse) + (self._A_sparse if sparse else self.A)
+        k, i, j = self.H.coords
+        rows_A, cols_A, a = self._A_entries
+        return _matrix(np.r_[k, rows_A], np.r_[i, cols_A], np.r_[self.H.data * q[j], a], self.A.shape, True)
 
     def hessian_sum(self, weights: np.ndarray, *, sparse: bool = False):
-        """Σ_k w_k H_k, shape (d, d) (the matrix Γ of the GGL scheme for w = γ); CSR if ``sparse``."""
+        """Σ_k w_k H_k, shape (d, d) (the matrix Γ of the GGL scheme for w = γ); its entries if ``sparse``."""
         k, i, j = self.H.coords
         return _matrix(i, j, np.asarray(weights, dtype=float)[k] * self.H.data, (self.d, self.d), sparse)
 
     def hessian_rows(self, w: np.ndarray, *, sparse: bool = False):
         """Rows (H_k w)ᵀ, shape (m, d) (the matrix T̄ of the GGL tangent for w = M⁻¹p), or
-        (N, m, d) for w of shape (N, d); CSR if ``sparse``."""
+        (N, m, d) for w of shape (N, d); its entries if ``sparse``."""
         return self._hessian_times(w, sparse)
 
     def _hessian_times(self, w, sparse: bool):
