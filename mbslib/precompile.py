@@ -19,8 +19,10 @@ import time
 import numpy as np
 
 from mbslib.integrators import generalized_alpha as ga
+from mbslib.integrators import rodrigues_vi as rv
 from mbslib.integrators import runge_kutta as rk
 from mbslib.integrators.tableaux import DOPRI5, RK44
+from mbslib.studies import binder_torus as bts
 from mbslib.studies import slider_crank as scs
 from mbslib.systems import binder_torus as bt
 from mbslib.systems import lie_group_mbs as lg
@@ -70,8 +72,12 @@ def _systems() -> None:
 
 
 def _torus() -> None:
-    """The binder torus of chapter 003 (all-pairs contact, one compiled time loop)."""
-    bt.simulate_torus(bt.make_torus(), "25", 1e-3, 2e-3)
+    """The binder torus of chapter 003 (all-pairs contact, one compiled time loop), and the compiled
+    pieces of the maps as the Python steps call them."""
+    torus = bt.make_torus()
+    bts.simulate_torus(torus, "25", 1e-3, 2e-3)
+    for step in rv.STEPS.values():
+        rv.run(step, torus, rv.initial_state(torus, *torus.initial_conditions()), 1e-3, 1)
 
 
 def main() -> float:
