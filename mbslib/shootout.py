@@ -312,7 +312,7 @@ def _rodrigues_run(step, model, system, h, t_end, every, name):
     state = system.initial_state()
     traj, cpu = _timed(lambda: rr.run(step, system, state, h, n_steps_for(h, t_end)))
     keep = _kept(len(traj.t), every)
-    failure = "" if traj.failure is None else str(traj.failure)  # h |p| ≥ 1: the increment (16) does not exist
+    failure = "" if traj.failure is None else str(traj.failure)  # h|p| ≥ 1: the increment (16) does not exist
     return Run(name, h, system.body_states(traj.t[keep], traj.x[keep]), traj.work, cpu, failure=failure)
 
 

@@ -65,6 +65,11 @@ __all__ = [
     "CAYLEY_INVALID",
     "advance",
     "complete",
+    "verlet_drift",
+    "verlet_kick",
+    "euler_kick_drift",
+    "rotate",
+    "increment_factor",
     "run",
     "states_of",
     "pack",
@@ -83,7 +88,7 @@ __all__ = [
 #: The maps of :func:`advance` and :func:`complete` by the paper's equation number.
 SCHEMES = {"23": 0, "25": 1, "27": 2, "27*": 3}
 #: Failure reason of a run: eq. (16) has no solution (the step is not taken).
-CAYLEY_INVALID = "eq. (16) invalid (h |p| >= 1)"
+CAYLEY_INVALID = "eq. (16) invalid (h|p| >= 1)"
 
 
 @numba.njit(cache=True, inline="always")

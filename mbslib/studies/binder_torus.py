@@ -22,7 +22,7 @@ from mbslib.systems.binder_torus import COLUMNS, BinderTorus, energy_terms, forc
 from mbslib.trajectory import IntegrationError, Trajectory, Work
 from mbslib.validation import positive
 
-__all__ = ["simulate_torus", "BLOW_UP", "CAYLEY_INVALID"]
+__all__ = ["simulate_torus", "BLOW_UP"]
 
 #: Failure reason of :func:`simulate_torus`: the energy left its bound.
 BLOW_UP = "energy blow-up"

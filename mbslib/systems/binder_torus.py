@@ -286,6 +286,17 @@ def forces_numpy(torus: BinderTorus, x, alpha):
 # ---------------------------------------------------------------------------------------------
 
 
+@numba.njit(cache=True, inline="always")
+def _pair(A, i, j, a0, a1, a2):
+    """Action and reaction on the pair (i, j): ``A[i] += a``, ``A[j] -= a``."""
+    A[i, 0] += a0
+    A[i, 1] += a1
+    A[i, 2] += a2
+    A[j, 0] -= a0
+    A[j, 1] -= a1
+    A[j, 2] -= a2
+
+
 @numba.njit(cache=True, fastmath=False)
 def forces_kernel(x, alpha, bi, bj, n0, r0, D, Km, Ka, Ks, Kpp, Kpw, x_w, absolute, wall, contact, F, T, R, U):
     """Fill F, T (n, 3), R (n, 3, 3) and U (5,) = (U^m, U^s, U^a, U^pp, U^pw); return the wall force."""
@@ -305,12 +316,7 @@ def forces_kernel(x, alpha, bi, bj, n0, r0, D, Km, Ka, Ks, Kpp, Kpw, x_w, absolu
         th = 2.0 * np.arctan(0.5 * an)
         ratio = th / an if an > 1e-8 else 1.0 - an * an / 12.0
         U[0] += 0.5 * Km * th * th
-        T[i, 0] += Km * ratio * s0
-        T[i, 1] += Km * ratio * s1
-        T[i, 2] += Km * ratio * s2
-        T[j, 0] -= Km * ratio * s0
-        T[j, 1] -= Km * ratio * s1
-        T[j, 2] -= Km * ratio * s2
+        _pair(T, i, j, Km * ratio * s0, Km * ratio * s1, Km * ratio * s2)
         # axial (51)-(52)
         dx0, dx1, dx2 = x[i, 0] - x[j, 0], x[i, 1] - x[j, 1], x[i, 2] - x[j, 2]
         r = np.sqrt(dx0 * dx0 + dx1 * dx1 + dx2 * dx2)
@@ -339,21 +345,11 @@ def forces_kernel(x, alpha, bi, bj, n0, r0, D, Km, Ka, Ks, Kpp, Kpw, x_w, absolu
         f0 = fa * m0 + fs * (z0 - nz * m0)
         f1 = fa * m1 + fs * (z1 - nz * m1)
         f2 = fa * m2 + fs * (z2 - nz * m2)
-        F[i, 0] += f0
-        F[i, 1] += f1
-        F[i, 2] += f2
-        F[j, 0] -= f0
-        F[j, 1] -= f1
-        F[j, 2] -= f2
+        _pair(F, i, j, f0, f1, f2)
         t0 = Ks * g * (u1 * w2 - u2 * w1)
         t1 = Ks * g * (u2 * w0 - u0 * w2)
         t2 = Ks * g * (u0 * w1 - u1 * w0)
-        T[i, 0] += t0
-        T[i, 1] += t1
-        T[i, 2] += t2
-        T[j, 0] -= t0
-        T[j, 1] -= t1
-        T[j, 2] -= t2
+        _pair(T, i, j, t0, t1, t2)
     if contact:
         D2 = D * D
         for i in range(n):
@@ -369,12 +365,7 @@ def forces_kernel(x, alpha, bi, bj, n0, r0, D, Km, Ka, Ks, Kpp, Kpw, x_w, absolu
                         delta = 1.0 - r / D
                         fc = Kpp / D * delta * np.sqrt(delta) / r
                     U[3] += 0.4 * Kpp * delta * delta * np.sqrt(delta)
-                    F[i, 0] += fc * dx0
-                    F[i, 1] += fc * dx1
-                    F[i, 2] += fc * dx2
-                    F[j, 0] -= fc * dx0
-                    F[j, 1] -= fc * dx1
-                    F[j, 2] -= fc * dx2
+                    _pair(F, i, j, fc * dx0, fc * dx1, fc * dx2)
     Fw = 0.0
     if wall:
         half = 0.5 * D
