@@ -281,6 +281,7 @@ class RRState(NamedTuple):
 
 
 def _rows(*arrays):
+    """Fresh C-contiguous float copies of (n, 3) arrays, as the compiled pieces take and change them."""
     return tuple(np.array(a, dtype=float, order="C") for a in arrays)
 
 
