@@ -57,7 +57,7 @@ def _hat(a: np.ndarray) -> np.ndarray:
 # maps of mbslib.integrators.rodrigues_vi and the torus kernels call the same two functions.
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def matrices(alpha, R):
     """Eq. (4) for the rows of ``alpha`` (shape (N, 3)) into ``R`` (shape (N, 3, 3)):
     ``R = I + c (S + S²/2)`` with ``c = 4/(4+|α|²)`` and ``S² = α αᵀ − |α|² I``."""
