@@ -4,7 +4,9 @@ A rotation by the angle ``|theta|`` about ``theta/|theta|`` is the rescaled Rodr
 ``alpha = 2 tan(|theta|/2) theta/|theta|`` (eq. 3); ``R(alpha)`` is the Cayley map (eq. 4) and
 rotations compose algebraically with eq. (5). Every function takes arrays of shape ``(..., 3)``
 (or ``(..., 3, 3)``): all bodies or all time levels in one call. The explicit maps of
-:mod:`mbslib.integrators.rodrigues_vi` and the systems of chapter 003 share them.
+:mod:`mbslib.integrators.rodrigues_vi` and the systems of chapter 003 share them; eqs. (4) and (5)
+are written once, in the compiled :func:`matrices` and :func:`compose` that the batched functions,
+the maps and the torus's kernels call.
 
 Relation to :mod:`mbslib.rotations`. The rescaled Rodrigues vector is twice the Gibbs vector,
 i.e. the Cayley parameters of :func:`mbslib.rotations.cayley_so3`. The ``rr_*`` functions here
@@ -35,9 +37,11 @@ each map with opposite argument orders would invite the wrong one.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
-__all__ = ["rr_matrix", "rr_compose", "rr_angle", "rr_from_rotvec", "rr_to_rotvec", "rr_from_matrix"]
+__all__ = ["rr_matrix", "rr_compose", "matrices", "compose", "rr_angle", "rr_from_rotvec", "rr_to_rotvec",
+           "rr_from_matrix"]
 
 
 def _hat(a: np.ndarray) -> np.ndarray:
@@ -47,6 +51,52 @@ def _hat(a: np.ndarray) -> np.ndarray:
     S[..., 1, 0], S[..., 1, 2] = a[..., 2], -a[..., 0]
     S[..., 2, 0], S[..., 2, 1] = -a[..., 1], a[..., 0]
     return S
+
+
+# The formulas of eqs. (4) and (5) exist once, compiled: the batched functions below, the explicit
+# maps of mbslib.integrators.rodrigues_vi and the torus kernels call the same two functions.
+
+
+@numba.njit(cache=True, inline="always")
+def matrices(alpha, R):
+    """Eq. (4) for the rows of ``alpha`` (shape (N, 3)) into ``R`` (shape (N, 3, 3)):
+    ``R = I + c (S + S²/2)`` with ``c = 4/(4+|α|²)`` and ``S² = α αᵀ − |α|² I``."""
+    for k in range(alpha.shape[0]):
+        a0, a1, a2 = alpha[k, 0], alpha[k, 1], alpha[k, 2]
+        c = 4.0 / (4.0 + a0 * a0 + a1 * a1 + a2 * a2)
+        aa = a0 * a0 + a1 * a1 + a2 * a2
+        R[k, 0, 0] = 1.0 + 0.5 * c * (a0 * a0 - aa)
+        R[k, 1, 1] = 1.0 + 0.5 * c * (a1 * a1 - aa)
+        R[k, 2, 2] = 1.0 + 0.5 * c * (a2 * a2 - aa)
+        R[k, 0, 1] = c * (-a2 + 0.5 * a0 * a1)
+        R[k, 1, 0] = c * (a2 + 0.5 * a0 * a1)
+        R[k, 0, 2] = c * (a1 + 0.5 * a0 * a2)
+        R[k, 2, 0] = c * (-a1 + 0.5 * a0 * a2)
+        R[k, 1, 2] = c * (-a0 + 0.5 * a1 * a2)
+        R[k, 2, 1] = c * (a0 + 0.5 * a1 * a2)
+
+
+@numba.njit(cache=True, inline="always")
+def compose(a0, a1, a2, b0, b1, b2):
+    """Eq. (5) for one pair: ``a ⊕ b = 4/(4 − a·b) [a + b − a×b/2]``, ``R(a ⊕ b) = R(b) R(a)``."""
+    den = 4.0 / (4.0 - (a0 * b0 + a1 * b1 + a2 * b2))
+    return (den * (a0 + b0 - 0.5 * (a1 * b2 - a2 * b1)),
+            den * (a1 + b1 - 0.5 * (a2 * b0 - a0 * b2)),
+            den * (a2 + b2 - 0.5 * (a0 * b1 - a1 * b0)))
+
+
+@numba.njit(cache=True)
+def _compose_rows(a, b, out):
+    for k in range(a.shape[0]):
+        out[k, 0], out[k, 1], out[k, 2] = compose(a[k, 0], a[k, 1], a[k, 2], b[k, 0], b[k, 1], b[k, 2])
+
+
+def _rows(*arrays):
+    """The arrays broadcast against each other, as C-contiguous (N, 3) rows, and their common shape."""
+    arrays = np.broadcast_arrays(*(np.asarray(a, dtype=float) for a in arrays))
+    if arrays[0].shape[-1:] != (3,):
+        raise ValueError(f"rescaled Rodrigues vectors must have shape (..., 3), got {arrays[0].shape}")
+    return [np.ascontiguousarray(a.reshape(-1, 3)) for a in arrays], arrays[0].shape
 
 
 def rr_matrix(alpha) -> np.ndarray:
@@ -63,10 +113,10 @@ def rr_matrix(alpha) -> np.ndarray:
     -------
     R : ndarray, shape (..., 3, 3)
     """
-    alpha = np.asarray(alpha, dtype=float)
-    S = _hat(alpha)
-    c = 4.0 / (4.0 + np.sum(alpha * alpha, axis=-1))
-    return np.eye(3) + c[..., None, None] * (S + 0.5 * S @ S)
+    (rows,), shape = _rows(alpha)
+    R = np.empty((rows.shape[0], 3, 3))
+    matrices(rows, R)
+    return R.reshape(shape + (3,))
 
 
 def rr_compose(a1, a2) -> np.ndarray:
@@ -87,6 +137,7 @@ def rr_compose(a1, a2) -> np.ndarray:
     Parameters
     ----------
     a1, a2 : array_like, shape (..., 3)
+        Broadcast against each other.
 
     Returns
     -------
@@ -97,12 +148,12 @@ def rr_compose(a1, a2) -> np.ndarray:
     ZeroDivisionError
         If ``a1·a2 == 4`` exactly (the composed rotation has angle π; measure zero).
     """
-    a1 = np.asarray(a1, dtype=float)
-    a2 = np.asarray(a2, dtype=float)
-    den = 4.0 - np.sum(a1 * a2, axis=-1)
-    if np.any(den == 0.0):
+    (a, b), shape = _rows(a1, a2)
+    if np.any(np.sum(a * b, axis=-1) == 4.0):
         raise ZeroDivisionError("rr_compose: composed rotation has angle exactly pi (a1·a2 = 4)")
-    return (4.0 / den)[..., None] * (a1 + a2 - 0.5 * np.cross(a1, a2))
+    out = np.empty_like(a)
+    _compose_rows(a, b, out)
+    return out.reshape(shape)
 
 
 def rr_angle(alpha) -> np.ndarray:

@@ -309,21 +309,11 @@ def _rodrigues_system(model: Model):
 
 
 def _rodrigues_run(step, model, system, h, t_end, every, name):
-    n_steps = n_steps_for(h, t_end)
-    failure = ""
-    states, cpu = [system.initial_state()], 0.0
-    start = time.process_time()
-    try:
-        for k in range(n_steps):
-            states.append(step(system, states[-1], h, k * h)[0])
-    except FloatingPointError as error:  # h |p| ≥ 1: the increment (16) does not exist
-        failure = f"step {len(states) - 1}: {error}"
-    cpu = time.process_time() - start
-    keep = _kept(len(states), every)
-    t = h * keep
-    done = len(states) - 1
-    return Run(name, h, system.body_states(t, [states[k] for k in keep]),
-               Work(steps=done, rhs_evaluations=done + 1), cpu, failure=failure)
+    state = system.initial_state()
+    traj, cpu = _timed(lambda: rr.run(step, system, state, h, n_steps_for(h, t_end)))
+    keep = _kept(len(traj.t), every)
+    failure = "" if traj.failure is None else str(traj.failure)  # h|p| ≥ 1: the increment (16) does not exist
+    return Run(name, h, system.body_states(traj.t[keep], traj.x[keep]), traj.work, cpu, failure=failure)
 
 
 def _methods() -> dict[str, Method]:

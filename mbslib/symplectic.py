@@ -6,8 +6,11 @@ the one-step map Φ: z_n ↦ z_{n+1} = (q_{n+1}, p_{n+1}) follows by implicit di
     DΦ = −[∂R/∂x]⁻¹ ∂R/∂z_n   (the rows of q_{n+1}, p_{n+1}).
 
 A constrained map can only preserve the canonical two-form dq∧dp on variations compatible with
-the constraint, G(q_n) dq = 0 (Kinon, Betsch & Schneider 2023, eqs. (42)-(49)): with B a basis of
-{(dq, dp): G(q_n) dq = 0}, the defect ‖(DΦ B)ᵀ 𝕁 (DΦ B) − Bᵀ 𝕁 B‖_max must vanish.
+the constraint, G(q_n) dq = 0 (Kinon, Betsch & Schneider 2023, eqs. (42)-(49)): with B an
+orthonormal basis of {(dq, dp): G(q_n) dq = 0}, the defect D = (DΦ B)ᵀ 𝕁 (DΦ B) − Bᵀ 𝕁 B must vanish.
+Its size is measured by the spectral norm ‖D‖₂, which does not depend on the basis: another
+orthonormal basis is B Q with Q orthogonal, turning D into Qᵀ D Q, whose singular values are those
+of D. (The largest entry of D does change with Q, and the null space of G has no preferred basis.)
 """
 
 from __future__ import annotations
@@ -59,17 +62,21 @@ def constrained_tangent_basis(G: np.ndarray) -> np.ndarray:
 
 
 def symplecticity_defect(DPhi: np.ndarray, B: np.ndarray | None = None) -> float:
-    """``max |(DΦ B)ᵀ 𝕁 (DΦ B) − Bᵀ 𝕁 B|`` (B = identity if omitted: the unrestricted defect).
+    """``‖(DΦ B)ᵀ 𝕁 (DΦ B) − Bᵀ 𝕁 B‖₂``, the spectral norm of the defect of the symplectic form on
+    the span of ``B`` (B = identity if omitted: the unrestricted defect).
+
+    For an orthonormal ``B`` the value depends on the subspace only, not on the basis chosen in it
+    (module docstring).
 
     Parameters
     ----------
     DPhi : ndarray, shape (2d, 2d)
     B : ndarray, shape (2d, k), optional
+        Orthonormal columns (:func:`constrained_tangent_basis`).
     """
     n = DPhi.shape[0]
     if B is None:
         B = np.eye(n)
     Jc = canonical_matrix(n // 2)
     A = DPhi @ B
-    return float(np.max(np.abs(A.T @ Jc @ A - B.T @ Jc @ B)))
-
+    return float(np.linalg.norm(A.T @ Jc @ A - B.T @ Jc @ B, 2))

@@ -7,7 +7,7 @@ failure that ended a run early, if any. Every driver returns one: :func:`mbslib.
 (a state and a step report per step) and the compiled time loops
 (:func:`~mbslib.integrators.runge_kutta.integrate_explicit`,
 :func:`~mbslib.integrators.generalized_alpha.integrate_genalpha`,
-:func:`~mbslib.systems.binder_torus.simulate_torus`), which record the model's record every so many
+:func:`~mbslib.studies.binder_torus.simulate_torus`), which record the model's record every so many
 steps and keep the final state, and the Exudyn cross-check (:func:`mbslib.exudyn_models.solve`),
 which reports the final output and the work Exudyn counts.
 """

@@ -318,6 +318,26 @@ def test_step_map_is_symplectic_on_constraint_tangent_space(variant, holds):
         assert defect > 1e-4
 
 
+def test_symplecticity_defect_does_not_depend_on_the_orthonormal_basis():
+    """The null space of G has no preferred basis: two orthonormal bases B and B Q (Q a random
+    orthogonal matrix) give the same defect to round-off, for a map that is not symplectic."""
+    tr = top_run(0.002, 0.014, variant="printed")
+    x_n = tr.x[-1]
+    x_n1, _ = ggl.step_ggl(TOP, x_n, 0.002, variant="printed")
+    DPhi = ggl.step_map_jacobian_ggl(TOP, x_n, x_n1, 0.002, "printed")
+    B = constrained_tangent_basis(TOP.G(x_n[: TOP.d]))
+    assert np.allclose(B.T @ B, np.eye(B.shape[1]), atol=1e-14)
+    reference = symplecticity_defect(DPhi, B)
+    Jc = np.block([[np.zeros((TOP.d, TOP.d)), np.eye(TOP.d)], [-np.eye(TOP.d), np.zeros((TOP.d, TOP.d))]])
+    largest_entry = []
+    for seed in range(3):
+        Q, _ = np.linalg.qr(np.random.default_rng(seed).normal(size=(B.shape[1], B.shape[1])))
+        assert symplecticity_defect(DPhi, B @ Q) == pytest.approx(reference, rel=1e-12)
+        A = DPhi @ B @ Q
+        largest_entry.append(np.abs(A.T @ Jc @ A - (B @ Q).T @ Jc @ (B @ Q)).max())
+    assert np.ptp(largest_entry) > 1e-3 * reference  # the largest entry, the old measure, is not invariant
+
+
 def test_step_map_jacobian_matches_finite_differences_of_the_solver():
     h = 0.002
     x_n = top_run(h, 0.01).x[-1]

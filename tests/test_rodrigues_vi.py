@@ -6,6 +6,7 @@ from scipy.spatial.transform import Rotation
 
 from mbslib import rodrigues as rr
 from mbslib.integrators import rodrigues_vi as rv
+from mbslib.studies import binder_torus as ts
 from mbslib.systems import binder_torus as bt
 from mbslib.systems.pendulum3d import Pendulum3D, initial_conditions, reference_solution, rotation_angle
 from mbslib.trajectory import IntegrationError, Trajectory, Work
@@ -122,9 +123,8 @@ def test_pendulum_validates_on_construction(bad, name):
 
 @pytest.mark.parametrize("name", ["23", "25", "27", "27*"])
 def test_pendulum_invariants_to_round_off(name):
-    states = rv.run(rv.STEPS[name], PEND, pendulum_state(), 0.01, 1000)
-    alpha = np.array([s.alpha[0] for s in states])
-    w = np.array([s.w[0] for s in states])
+    run = rv.run(rv.STEPS[name], PEND, pendulum_state(), 0.01, 1000)
+    alpha, w = rv.states_of(run.x)[:, 2:, 0].transpose(1, 0, 2)
     assert np.abs(PEND.axis_spin(alpha, w)).max() <= 1e-13  # (41b)
     assert np.abs(w[:, 2] - w[0, 2]).max() <= 1e-13  # e3·Ω
     assert np.abs(PEND.axis_length(alpha) - 1).max() <= 1e-14 * 2  # (41c)
@@ -133,22 +133,22 @@ def test_pendulum_invariants_to_round_off(name):
 def test_map23_satisfies_del_equation_and_equals_map21():
     a0, w0 = initial_conditions()
     h = 0.01
-    s23 = rv.run(rv.step_23, PEND, pendulum_state(), h, 300)
-    s21 = rv.run(rv.step_21, PEND, pendulum_state(w0=rr.rr_matrix(a0).T @ w0), h, 300)
-    res = max(np.abs(rv.del_residual(PEND, s23[k].x, s23[k - 1].alpha, s23[k].alpha, s23[k + 1].alpha, h)).max()
+    s23 = rv.states_of(rv.run(rv.step_23, PEND, pendulum_state(), h, 300).x)
+    s21 = rv.states_of(rv.run(rv.step_21, PEND, pendulum_state(w0=rr.rr_matrix(a0).T @ w0), h, 300).x)
+    res = max(np.abs(rv.del_residual(PEND, s23[k, 0], s23[k - 1, 2], s23[k, 2], s23[k + 1, 2], h)).max()
               for k in range(1, 300))
     assert res <= 1e-12
     # the same residual with the time levels passed as rows (one call for the whole trajectory)
-    alpha = np.array([st.alpha[0] for st in s23])
+    alpha = s23[:, 2, 0]
     res_rows = rv.del_residual(PEND, np.zeros((len(alpha) - 2, 3)), alpha[:-2], alpha[1:-1], alpha[2:], h)
     assert np.abs(res_rows).max() <= 1e-12
-    one = rv.del_residual(PEND, s23[11].x, s23[10].alpha, s23[11].alpha, s23[12].alpha, h)[0]
+    one = rv.del_residual(PEND, s23[11, 0], s23[10, 2], s23[11, 2], s23[12, 2], h)[0]
     assert np.allclose(res_rows[10], one, rtol=0, atol=1e-15)
-    dw = max(np.abs(rr.rr_matrix(b.alpha[0]) @ b.w[0] - a.w[0]).max() for a, b in zip(s23, s21, strict=True))
+    dw = np.abs(np.einsum("kij,kj->ki", rr.rr_matrix(s21[:, 2, 0]), s21[:, 3, 0]) - s23[:, 3, 0]).max()
     assert dw <= 1e-10
     # map (25) is not an exact DEL solution: its residual is O(h^2), far above round-off
-    s25 = rv.run(rv.step_25, PEND, pendulum_state(), h, 3)
-    assert np.abs(rv.del_residual(PEND, s25[1].x, s25[0].alpha, s25[1].alpha, s25[2].alpha, h)).max() > 1e-8
+    s25 = rv.states_of(rv.run(rv.step_25, PEND, pendulum_state(), h, 3).x)
+    assert np.abs(rv.del_residual(PEND, s25[1, 0], s25[0, 2], s25[1, 2], s25[2, 2], h)).max() > 1e-8
 
 
 def test_flat_step_adapter_with_simulate():
@@ -156,8 +156,8 @@ def test_flat_step_adapter_with_simulate():
 
     s0 = pendulum_state()
     traj = simulate(rv.as_flat_step(rv.step_25, PEND), rv.pack(s0), 0.01, 0.5)
-    last = rv.run(rv.step_25, PEND, s0, 0.01, 50)[-1]
-    assert np.array_equal(rv.unpack(traj.x[-1]).alpha, last.alpha)
+    last = rv.states_of(rv.run(rv.step_25, PEND, s0, 0.01, 50).x)[-1]
+    assert np.array_equal(rv.unpack(traj.x[-1]).alpha, last[2])
 
 
 @pytest.mark.parametrize("name, order", [("23", 2), ("25", 2), ("27", 1)])
@@ -167,9 +167,9 @@ def test_pendulum_observed_order(name, order):
     R_ref, w_ref = reference_solution(PEND, a0, w0, np.array([0.0, t_end]))
     errs = []
     for h in hs:
-        s = rv.run(rv.STEPS[name], PEND, pendulum_state(), h, round(t_end / h))[-1]
-        dR = rotation_angle(rr.rr_matrix(s.alpha[0]).T @ R_ref[-1])
-        errs.append(dR + np.linalg.norm(s.w[0] - w_ref[-1]))
+        _, _, alpha, w = rv.states_of(rv.run(rv.STEPS[name], PEND, pendulum_state(), h, round(t_end / h)).x)[-1]
+        dR = rotation_angle(rr.rr_matrix(alpha[0]).T @ R_ref[-1])
+        errs.append(dR + np.linalg.norm(w[0] - w_ref[-1]))
     slope = np.polyfit(np.log(hs), np.log(errs), 1)[0]
     assert abs(slope - order) <= 0.2
 
@@ -243,22 +243,78 @@ def test_compiled_loop_matches_python_maps(name):
     x0, v0, alpha0, w0 = torus.initial_conditions()
     s0 = rv.initial_state(torus, x0, v0, alpha0, 0.5 * RNG.normal(size=w0.shape))
     h, n = 2e-3, 120
-    ref = rv.run(rv.STEPS[name], torus, s0, h, n)[-1]
-    out = bt.simulate_torus(torus, name, h, n * h, stride=n, state0=s0, store_states=True)
-    x, v, alpha, w = out.extras["states"][-1]
+    ref = rv.states_of(rv.run(rv.STEPS[name], torus, s0, h, n).x)[-1]
+    out = ts.simulate_torus(torus, name, h, n * h, stride=n, state0=s0, store_states=True)
     assert out.ok and out.n_steps == n
-    for a, b in ((x, ref.x), (v, ref.v), (alpha, ref.alpha), (w, ref.w)):
+    # the compiled loop and the Python steps call the same compiled pieces: only the forces differ
+    # (compiled kernel against NumPy), at round-off
+    for a, b in zip(out.extras["states"][-1], ref, strict=True):
         assert np.abs(a - b).max() <= 1e-11 * (1 + np.abs(b).max())
-    E_np = bt.energy_terms(torus, ref.x, ref.v, ref.alpha, ref.w).sum()
+    E_np = bt.energy_terms(torus, *ref).sum()
     assert abs(bt.column(out, "E")[-1] - E_np) <= 1e-11 * abs(E_np)
-    q2 = bt.h1_integrand(ref.x, ref.v, ref.alpha, ref.w)
+    q2 = bt.h1_integrand(*ref)
     assert abs(bt.column(out, "q2")[-1] - q2) <= 1e-11 * q2
+
+
+class _CompiledTorusForces:
+    """The torus with the compiled force kernel behind the Python interface of the maps."""
+
+    def __init__(self, torus):
+        self.torus, self.m, self.J = torus, torus.m, torus.J
+
+    def force_torque(self, x, alpha):
+        return bt.forces_compiled(self.torus, x, alpha)[:2]
+
+
+@pytest.mark.parametrize("name", ["23", "25", "27", "27*"])
+def test_python_steps_and_compiled_loop_are_one_implementation(name):
+    """With the same forces, the Python steps and the torus's compiled loop agree to the last bit:
+    both step with rv.advance and rv.complete."""
+    torus = bt.make_torus(bt.TorusParams(n_p=16, x_c=1.6))
+    x0, v0, alpha0, w0 = torus.initial_conditions()
+    system = _CompiledTorusForces(torus)
+    s0 = rv.initial_state(system, x0, v0, alpha0, 0.5 * RNG.normal(size=w0.shape))
+    h, n = 2e-3, 60
+    python = rv.run(rv.STEPS[name], system, s0, h, n)
+    compiled = ts.simulate_torus(torus, name, h, n * h, stride=1, state0=s0, store_states=True)
+    np.testing.assert_array_equal(rv.states_of(python.x), compiled.extras["states"])
+    np.testing.assert_array_equal(python.t, compiled.t)
+    assert python.work == compiled.work == Work(steps=n, rhs_evaluations=n + 1)
+
+
+def test_run_returns_a_trajectory_and_ends_where_eq16_has_no_root():
+    h, n = 0.01, 40
+    run = rv.run(rv.step_25, PEND, pendulum_state(), h, n)
+    assert isinstance(run, Trajectory) and run.ok and run.failed_step == -1
+    assert run.work == Work(steps=n, rhs_evaluations=n + 1) and run.t_final == n * h and run.h == h
+    np.testing.assert_array_equal(run.t, h * np.arange(n + 1))
+    assert run.x.shape == (n + 1, 12) and rv.states_of(run.x).shape == (n + 1, 4, 1, 3)
+    x, v, alpha, w = rv.states_of(run.x)[0]
+    s0 = pendulum_state()
+    for a, b in ((x, s0.x), (v, s0.v), (alpha, s0.alpha), (w, s0.w)):
+        np.testing.assert_array_equal(a, b)
+    # a fast spin: h|p| >= 1 from the start, the first step is not taken; map (25) has no such limit
+    spun = pendulum_state(w0=np.array([0.0, 0.0, 12.0]))
+    for name in ("23", "27*"):
+        failed = rv.run(rv.STEPS[name], PEND, spun, 0.1, 10)
+        assert isinstance(failed.failure, IntegrationError) and failed.failure.reason == rv.CAYLEY_INVALID
+        assert failed.failed_step == 0 and failed.failure.t == failed.t_final == 0.0
+        assert failed.work == Work(steps=0, rhs_evaluations=1) and len(failed.t) == 1
+    assert rv.run(rv.step_25, PEND, spun, 0.1, 10).ok
+    # a strong pendulum swinging down speeds up until h|p| reaches 1 in a later step: the steps
+    # before it are kept
+    strong = Pendulum3D(g=10.0)
+    late = rv.run(rv.step_23, strong, rv.initial_state(strong, np.zeros(3), np.zeros(3), initial_conditions()[0],
+                                                       [0.0, 9.0, 0.0]), 0.1, 10)
+    k = late.failed_step
+    assert 0 < k == late.n_steps and late.failure.t == late.t_final == pytest.approx(k * 0.1)
+    assert late.work == Work(steps=k, rhs_evaluations=k + 1) and len(late.t) == k + 1
 
 
 def test_torus_trajectory_counts_steps_and_force_evaluations():
     torus = bt.make_torus(bt.TorusParams(n_p=16, x_c=1.6))
     h, n, stride = 2e-3, 30, 4
-    run = bt.simulate_torus(torus, "27", h, n * h, stride=stride)
+    run = ts.simulate_torus(torus, "27", h, n * h, stride=stride)
     assert isinstance(run, Trajectory) and run.ok and run.failed_step == -1
     assert run.work == Work(steps=n, rhs_evaluations=n + 1)  # one force evaluation per step, plus the initial one
     assert run.t_final == n * h and run.h == h and run.x.shape == (n // stride + 1, len(bt.COLUMNS))
@@ -272,17 +328,17 @@ def test_torus_trajectory_counts_steps_and_force_evaluations():
 def test_torus_failures_name_the_step_and_its_time():
     torus = bt.make_torus(bt.TorusParams(n_p=16))
     # a huge step: the energy leaves its bound; the step that blew up is taken and recorded
-    blown = bt.simulate_torus(torus, "25", 0.2, 20.0)
+    blown = ts.simulate_torus(torus, "25", 0.2, 20.0)
     k = blown.failed_step
-    assert isinstance(blown.failure, IntegrationError) and blown.failure.reason == bt.BLOW_UP
+    assert isinstance(blown.failure, IntegrationError) and blown.failure.reason == ts.BLOW_UP
     assert 0 < k == blown.n_steps < 100 and blown.failure.t == blown.t_final == k * 0.2
     assert blown.work == Work(steps=k, rhs_evaluations=k + 1) and len(blown.t) == k + 1
     E = bt.column(blown, "E")
     assert abs(E[-1] - E[0]) > 10.0 * abs(E[0]) and np.all(np.abs(E[:-1] - E[0]) <= 10.0 * abs(E[0]))
     # eq. (16) has no solution when h |p| >= 1: the first step is not taken
     x0, v0, alpha0, w0 = torus.initial_conditions()
-    spun = bt.simulate_torus(torus, "23", 0.1, 1.0, state0=(x0, v0, alpha0, w0 + [0.0, 0.0, 20.0]))
-    assert spun.failure.reason == bt.CAYLEY_INVALID and spun.failed_step == 0 and spun.failure.t == spun.t_final == 0.0
+    spun = ts.simulate_torus(torus, "23", 0.1, 1.0, state0=(x0, v0, alpha0, w0 + [0.0, 0.0, 20.0]))
+    assert spun.failure.reason == ts.CAYLEY_INVALID and spun.failed_step == 0 and spun.failure.t == spun.t_final == 0.0
     assert spun.work == Work(steps=0, rhs_evaluations=1) and len(spun.t) == 1
 
 
@@ -291,7 +347,7 @@ def test_torus_free_flight_momenta_conserved(name):
     torus = bt.make_torus(bt.TorusParams(wall=False))
     x0, v0, alpha0, w0 = torus.initial_conditions()
     s0 = (x0, v0 + 0.05 * RNG.normal(size=v0.shape), 0.02 * RNG.normal(size=w0.shape), 0.5 * RNG.normal(size=w0.shape))
-    out = bt.simulate_torus(torus, name, 1e-3, 0.5, state0=s0)
+    out = ts.simulate_torus(torus, name, 1e-3, 0.5, state0=s0)
     E = bt.column(out, "E")
     cols = ["P_x", "P_y", "P_z", "Ls_x", "Ls_y", "Ls_z"]
     drift = max(np.abs(bt.column(out, c) - bt.column(out, c)[0]).max() for c in cols)
@@ -316,9 +372,9 @@ def test_torus_parameter_validation():
     with pytest.raises(ValueError, match="params"):
         bt.make_torus(dict(n_p=24))
     with pytest.raises(ValueError, match="scheme"):
-        bt.simulate_torus(bt.make_torus(), "24", 1e-3, 0.01)
+        ts.simulate_torus(bt.make_torus(), "24", 1e-3, 0.01)
     with pytest.raises(ValueError, match="h must"):
-        bt.simulate_torus(bt.make_torus(), "25", -1e-3, 0.01)
+        ts.simulate_torus(bt.make_torus(), "25", -1e-3, 0.01)
 
 
 def test_torus_geometry():
@@ -393,7 +449,7 @@ def test_torus_initial_state_has_only_translational_energy_and_no_wall_contact()
             x = torus.x0 - [torus.x0[:, 0].min() - gap, 0.0, 0.0]
             _, _, U, Fw = bt.forces_compiled(torus, x, np.zeros((torus.n, 3)))
             assert U[4] == 0.0 and Fw == 0.0
-        run = bt.simulate_torus(torus, "25", 1e-3, 0.44)
+        run = ts.simulate_torus(torus, "25", 1e-3, 0.44)
         assert np.all(bt.column(run, "U_pw") == 0.0) and np.all(bt.column(run, "I_w") == 0.0)
 
 

@@ -70,13 +70,12 @@ class RodriguesSystem:
         spatial = [x.rotation @ x.angular_velocity for x in b]
         return rr.initial_state(self, [x.position for x in b], [x.velocity for x in b], attitudes, spatial)
 
-    def body_states(self, t, states) -> BodyStates:
-        """Body poses and velocities of a list of :class:`~mbslib.integrators.rodrigues_vi.RRState`
-        of the spatial-velocity maps (23), (25), (27)."""
-        R = np.array([rr_matrix(s.alpha) for s in states])
-        spatial = np.array([s.w for s in states])
-        return BodyStates(np.asarray(t, dtype=float), np.array([s.x for s in states]), R,
-                          np.array([s.v for s in states]), np.einsum("tnji,tnj->tni", R, spatial))
+    def body_states(self, t, rows) -> BodyStates:
+        """Body poses and velocities at times ``t`` of the rows of a
+        :func:`~mbslib.integrators.rodrigues_vi.run` of the spatial-velocity maps (23), (25), (27)."""
+        x, v, alpha, spatial = np.moveaxis(rr.states_of(rows), 1, 0)
+        R = rr_matrix(alpha)
+        return BodyStates(np.asarray(t, dtype=float), x, R, v, np.einsum("tnji,tnj->tni", R, spatial))
 
 
 class PivotedRodriguesSystem:
@@ -116,11 +115,12 @@ class PivotedRodriguesSystem:
         return rr.initial_state(self, np.zeros((1, 3)), np.zeros((1, 3)), [rr_from_matrix(body.rotation)],
                                 [body.rotation @ body.angular_velocity])
 
-    def body_states(self, t, states) -> BodyStates:
-        """Body poses and velocities of a list of :class:`~mbslib.integrators.rodrigues_vi.RRState`
-        of the spatial-velocity maps: the centre at ``c + R a`` moving with ``ω × R a``."""
-        R = np.array([rr_matrix(s.alpha) for s in states])
-        spatial = np.array([s.w for s in states])
+    def body_states(self, t, rows) -> BodyStates:
+        """Body poses and velocities at times ``t`` of the rows of a
+        :func:`~mbslib.integrators.rodrigues_vi.run` of the spatial-velocity maps: the centre at
+        ``c + R a`` moving with ``ω × R a``."""
+        alpha, spatial = np.moveaxis(rr.states_of(rows), 1, 0)[2:]
+        R = rr_matrix(alpha)
         arm = np.einsum("tnij,j->tni", R, self.arm)
         return BodyStates(np.asarray(t, dtype=float), self.joint.point_a + arm, R, np.cross(spatial, arm),
                           np.einsum("tnji,tnj->tni", R, spatial))

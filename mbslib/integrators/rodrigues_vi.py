@@ -20,7 +20,15 @@ torques ``T = R M`` (minus the gradient of U with respect to a left perturbation
 ``R -> exp(S(zeta)) R``), both of shape (n, 3).
 
 The state is an :class:`RRState`; it carries the force and torque of its own configuration so
-that every map costs one force evaluation per step.
+that every map costs one force evaluation per step. :func:`run` returns a
+:class:`~mbslib.trajectory.Trajectory`.
+
+The formulas of maps (23), (25), (27), (27*) exist once, as compiled pieces of a step on all
+bodies: :func:`advance` (the lines before the new forces: (23a, b), (27c, d, a, b)) and
+:func:`complete` (those after them: (23c, d)), built from :func:`verlet_drift`, :func:`verlet_kick`,
+:func:`euler_kick_drift` and :func:`rotate`. The Python steps here call them around a Python
+``force_torque``; the torus's compiled time loop (:mod:`mbslib.studies.binder_torus`) calls them
+around its compiled forces. Map (21) shares the kicks and the increment factor.
 
 The rotation maps of the rescaled Rodrigues parameters (eqs. 3–5: :func:`~mbslib.rodrigues.rr_matrix`,
 :func:`~mbslib.rodrigues.rr_compose`, …) are a parametrization of rotations, not part of a scheme:
@@ -29,11 +37,16 @@ The rotation maps of the rescaled Rodrigues parameters (eqs. 3–5: :func:`~mbsl
 
 from __future__ import annotations
 
+import time
 from typing import NamedTuple, Protocol, runtime_checkable
 
+import numba
 import numpy as np
+from numba import types
+from numba.extending import overload
 
-from mbslib.rodrigues import rr_compose, rr_matrix
+from mbslib.rodrigues import compose, rr_compose, rr_matrix
+from mbslib.trajectory import IntegrationError, Trajectory, Work
 from mbslib.validation import positive
 
 __all__ = [
@@ -48,7 +61,17 @@ __all__ = [
     "step_27",
     "step_27_exact",
     "STEPS",
+    "SCHEMES",
+    "CAYLEY_INVALID",
+    "advance",
+    "complete",
+    "verlet_drift",
+    "verlet_kick",
+    "euler_kick_drift",
+    "rotate",
+    "increment_factor",
     "run",
+    "states_of",
     "pack",
     "unpack",
     "as_flat_step",
@@ -57,8 +80,129 @@ __all__ = [
 
 
 # ---------------------------------------------------------------------------------------------
+# The maps' formulas, compiled once: the Python steps below and the torus's compiled loop
+# (mbslib.studies.binder_torus) call the same functions. Arrays are (n, 3) rows of the n bodies;
+# m and J are one value per body, shape (n,), or one float for all.
+# ---------------------------------------------------------------------------------------------
+
+#: The maps of :func:`advance` and :func:`complete` by the paper's equation number.
+SCHEMES = {"23": 0, "25": 1, "27": 2, "27*": 3}
+#: Failure reason of a run: eq. (16) has no solution (the step is not taken).
+CAYLEY_INVALID = "eq. (16) invalid (h|p| >= 1)"
+
+
+@numba.njit(cache=True, inline="always")
+def increment_factor(p0, p1, p2, h, exact):
+    """``c`` of the attitude increment ``Δα_k = c p``: ``c = 2h/(1 + sqrt(1 − h²|p|²))`` (eqs. 16,
+    23b, 30) if ``exact``, else ``c = h`` (25b, 27b); ``−1`` where ``h|p| ≥ 1`` (16 has no real root)."""
+    if not exact:
+        return h
+    s = h * h * (p0 * p0 + p1 * p1 + p2 * p2)
+    if s >= 1.0:
+        return -1.0
+    return 2.0 * h / (1.0 + np.sqrt(1.0 - s))
+
+
+@numba.njit(cache=True)
+def _increment_factors(p, h, exact, c):
+    """:func:`increment_factor` of every row of ``p`` into ``c``; the first row without a root, or −1."""
+    for k in range(p.shape[0]):
+        c[k] = increment_factor(p[k, 0], p[k, 1], p[k, 2], h, exact)
+        if c[k] < 0.0:
+            return k
+    return -1
+
+
+def _of_body(a, k):
+    """``a[k]`` for one value per body, ``a`` for one value for all (compiled code only)."""
+
+
+@overload(_of_body, inline="always")
+def _of_body_impl(a, k):
+    if isinstance(a, types.Float):
+        return lambda a, k: a
+    return lambda a, k: a[k]
+
+
+@numba.njit(cache=True, inline="always")
+def verlet_drift(x, v, w, F, T, m, J, h):
+    """(23a) ``x_{k+1} = x_k + h v_k + h²/(2m) F_k`` and ``p_k = Ω_k + h/(2J) R_k M_k`` of (23b) into
+    ``w``, in place; in the body frame, (21a) and ``q = ω_k + h/(2J) M_k`` of (21b)."""
+    for k in range(x.shape[0]):
+        for d in range(3):
+            x[k, d] += h * v[k, d] + h * h / (2.0 * _of_body(m, k)) * F[k, d]
+            w[k, d] += h / (2.0 * _of_body(J, k)) * T[k, d]
+
+
+@numba.njit(cache=True, inline="always")
+def verlet_kick(v, w, F0, F1, T1, m, J, h):
+    """(23c) ``v_{k+1} = v_k + h/(2m) (F_k + F_{k+1})`` and (23d) ``Ω_{k+1} = p_k + h/(2J) R_{k+1} M_{k+1}``
+    (``w`` holds ``p_k``), in place; in the body frame (21c, d)."""
+    for k in range(v.shape[0]):
+        for d in range(3):
+            v[k, d] += h / (2.0 * _of_body(m, k)) * (F0[k, d] + F1[k, d])
+            w[k, d] += h / (2.0 * _of_body(J, k)) * T1[k, d]
+
+
+@numba.njit(cache=True, inline="always")
+def euler_kick_drift(x, v, w, F, T, m, J, h):
+    """(27c) ``v_{k+1} = v_k + h/m F_k``, (27d) ``Ω_{k+1} = Ω_k + h/J R_k M_k`` and (27a)
+    ``x_{k+1} = x_k + h v_{k+1}``, in place."""
+    for k in range(x.shape[0]):
+        for d in range(3):
+            v[k, d] += h / _of_body(m, k) * F[k, d]
+            w[k, d] += h / _of_body(J, k) * T[k, d]
+            x[k, d] += h * v[k, d]
+
+
+@numba.njit(cache=True, inline="always")
+def rotate(alpha, p, h, exact):
+    """(23b)/(25b)/(27b): ``α_{k+1} = α_k ⊕ Δα_k`` (eq. 5), ``Δα_k = c p`` (:func:`increment_factor`),
+    in place. Returns the first body whose eq. (16) has no root (its attitude and those after it
+    not updated), or −1."""
+    for k in range(alpha.shape[0]):
+        c = increment_factor(p[k, 0], p[k, 1], p[k, 2], h, exact)
+        if c < 0.0:
+            return k
+        alpha[k, 0], alpha[k, 1], alpha[k, 2] = compose(alpha[k, 0], alpha[k, 1], alpha[k, 2],
+                                                        c * p[k, 0], c * p[k, 1], c * p[k, 2])
+    return -1
+
+
+@numba.njit(cache=True, inline="always")
+def advance(x, v, alpha, w, F, T, m, J, h, scheme):
+    """The part of one step of map ``scheme`` (:data:`SCHEMES`) before the new forces, in place:
+    (23a, b) for maps (23), (25) (``w`` then holds ``p_k``); (27c, d, a, b) for (27), (27*).
+    Returns the first body whose eq. (16) has no root, or −1 (:func:`rotate`)."""
+    if scheme <= 1:
+        verlet_drift(x, v, w, F, T, m, J, h)  # (23a), p_k
+    else:
+        euler_kick_drift(x, v, w, F, T, m, J, h)  # (27c, d, a)
+    return rotate(alpha, w, h, scheme == 0 or scheme == 3)  # (23b), (25b), (27b), (30)
+
+
+@numba.njit(cache=True, inline="always")
+def complete(v, w, F, F1, T1, m, J, h, scheme):
+    """The part of one step after the new forces ``F1, T1``, in place: (23c, d) for maps (23), (25);
+    nothing for (27), (27*), whose velocities were updated first."""
+    if scheme <= 1:
+        verlet_kick(v, w, F, F1, T1, m, J, h)  # (23c, d)
+
+
+# ---------------------------------------------------------------------------------------------
 # Attitude increments, eqs. (16), (23b), (25b)
 # ---------------------------------------------------------------------------------------------
+
+
+def _increment(p, h: float, exact: bool) -> np.ndarray:
+    positive(h=h)
+    p = np.asarray(p, dtype=float)
+    rows = np.ascontiguousarray(p.reshape(-1, 3))
+    c = np.empty(rows.shape[0])
+    bad = _increment_factors(rows, float(h), exact, c)
+    if bad >= 0:
+        raise FloatingPointError(f"h|p| = {h * np.linalg.norm(rows[bad]):.3g} >= 1, eq. (16) has no real root")
+    return (c[:, None] * rows).reshape(p.shape)
 
 
 def increment_exact(p, h: float) -> np.ndarray:
@@ -78,18 +222,12 @@ def increment_exact(p, h: float) -> np.ndarray:
         If ``h|p| >= 1`` (the increment would rotate by π/2 or more; validity condition of (16),
         which the paper prints as ``h^2 |p| < 1``).
     """
-    positive(h=h)
-    p = np.asarray(p, dtype=float)
-    s = h * h * np.sum(p * p, axis=-1)
-    if np.any(s >= 1.0):
-        raise FloatingPointError(f"map (23): h|p| = {np.sqrt(s.max()):.3g} >= 1, eq. (16) has no real root")
-    return (2.0 * h / (1.0 + np.sqrt(1.0 - s)))[..., None] * p
+    return _increment(p, h, True)
 
 
 def increment_truncated(p, h: float) -> np.ndarray:
     """Second-order truncation of (24): ``Δα = h Ω_k + h^2/(2J) R_k M_k = h p``, eq. (25b)."""
-    positive(h=h)
-    return h * np.asarray(p, dtype=float)
+    return _increment(p, h, False)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -142,18 +280,22 @@ class RRState(NamedTuple):
     T: np.ndarray
 
 
+def _rows(*arrays):
+    """Fresh C-contiguous float copies of (n, 3) arrays, as the compiled pieces take and change them."""
+    return tuple(np.array(a, dtype=float, order="C") for a in arrays)
+
+
 def initial_state(system: SphericalBodies, x, v, alpha, w) -> RRState:
     """Build an :class:`RRState` (arrays of shape (n, 3)) and evaluate its force and torque."""
-    x, v, alpha, w = (np.atleast_2d(np.asarray(a, dtype=float)).copy() for a in (x, v, alpha, w))
+    x, v, alpha, w = (np.atleast_2d(a) for a in _rows(x, v, alpha, w))
     shapes = {a.shape for a in (x, v, alpha, w)}
     if len(shapes) != 1 or x.shape[1] != 3:
         raise ValueError(f"x, v, alpha, w must all have shape (n, 3), got {[a.shape for a in (x, v, alpha, w)]}")
-    F, T = system.force_torque(x, alpha)
-    return RRState(x, v, alpha, w, F, T)
+    return RRState(x, v, alpha, w, *_rows(*system.force_torque(x, alpha)))
 
 
 def _mass(system: SphericalBodies, n: int):
-    """Mass and scalar inertia of the n spherical bodies as broadcastable arrays.
+    """Mass and scalar inertia of the n spherical bodies, shape (n,) each.
 
     ``system.m`` and ``system.J`` are each one scalar (all bodies alike) or one positive scalar
     per body, shape (n,); anything else (e.g. three principal moments for one body) raises
@@ -167,22 +309,23 @@ def _mass(system: SphericalBodies, n: int):
                              f"bodies of the state (spherical inertia), got shape {a.shape}")
         if not (np.all(np.isfinite(a)) and np.all(a > 0)):
             raise ValueError(f"{name} must be finite and positive, got {a!r}")
-        out.append(a[:, None] if a.ndim else a)
+        out.append(np.full(n, a) if a.ndim == 0 else a.copy())
     return tuple(out)
 
 
-def _step_trapezoidal(system: SphericalBodies, s: RRState, h: float, increment) -> RRState:
-    """Maps (23) and (25) with one force evaluation per step (the force and torque of the new
-    configuration are reused as those of the next step)."""
+def _step(system: SphericalBodies, s: RRState, h: float, name: str) -> RRState:
+    """One step of map ``name`` of :data:`SCHEMES`, one force evaluation: :func:`advance`, the
+    forces of the new configuration (reused by the next step), :func:`complete`."""
     positive(h=h)
     m, J = _mass(system, s.x.shape[0])
-    x1 = s.x + h * s.v + (h * h / (2.0 * m)) * s.F  # (23a)
-    p = s.w + (h / (2.0 * J)) * s.T  # Ω_k + h/(2J) R_k M_k
-    alpha1 = rr_compose(s.alpha, increment(p, h))  # (23b)/(25b), α_{k+1} = α_k ⊕ Δα_k
-    F1, T1 = system.force_torque(x1, alpha1)
-    v1 = s.v + (h / (2.0 * m)) * (s.F + F1)  # (23c)
-    w1 = p + (h / (2.0 * J)) * T1  # (23d)
-    return RRState(x1, v1, alpha1, w1, F1, T1)
+    x, v, alpha, w, F, T = _rows(*s)
+    bad = advance(x, v, alpha, w, F, T, m, J, float(h), SCHEMES[name])
+    if bad >= 0:
+        raise FloatingPointError(f"map ({name}): h|p| = {h * np.linalg.norm(w[bad]):.3g} >= 1, "
+                                 "eq. (16) has no real root")
+    F1, T1 = _rows(*system.force_torque(x, alpha))
+    complete(v, w, F, F1, T1, m, J, float(h), SCHEMES[name])
+    return RRState(x, v, alpha, w, F1, T1)
 
 
 def step_23(system: SphericalBodies, state: RRState, h: float, t: float = 0.0) -> tuple[RRState, None]:
@@ -190,12 +333,22 @@ def step_23(system: SphericalBodies, state: RRState, h: float, t: float = 0.0) -
 
     Returns ``(state_{k+1}, None)``; raises ``FloatingPointError`` if ``h|p| >= 1`` (eq. 16).
     """
-    return _step_trapezoidal(system, state, h, increment_exact), None
+    return _step(system, state, h, "23"), None
 
 
 def step_25(system: SphericalBodies, state: RRState, h: float, t: float = 0.0) -> tuple[RRState, None]:
     """Second-order explicit map (25) ("à la explicit Newmark / velocity Verlet"), one step."""
-    return _step_trapezoidal(system, state, h, increment_truncated), None
+    return _step(system, state, h, "25"), None
+
+
+def step_27(system: SphericalBodies, state: RRState, h: float, t: float = 0.0) -> tuple[RRState, None]:
+    """Explicit first-order map (27) (Campello, phi = 1): ``Δα_k = h Ω_{k+1}``."""
+    return _step(system, state, h, "27"), None
+
+
+def step_27_exact(system: SphericalBodies, state: RRState, h: float, t: float = 0.0) -> tuple[RRState, None]:
+    """Map (27) with the exact increment (30) of the one-sided discrete Lagrangian (28)."""
+    return _step(system, state, h, "27*"), None
 
 
 def step_21(system: SphericalBodies, state: RRState, h: float, t: float = 0.0) -> tuple[RRState, None]:
@@ -203,56 +356,42 @@ def step_21(system: SphericalBodies, state: RRState, h: float, t: float = 0.0) -
 
     (21b) ``Δα = 2h/(1+sqrt(1-h^2|q|^2)) R_k q`` with ``q = ω_k + h/(2J) M_k``;
     (21d) ``ω_{k+1} = R_{k+1}^T R_k q + h/(2J) M_{k+1}``, with body torques ``M = R^T T``.
+    The translation and the kicks are those of map (23).
     """
     positive(h=h)
-    s = state
-    m, J = _mass(system, s.x.shape[0])
-    R = rr_matrix(s.alpha)
-    M = np.einsum("nji,nj->ni", R, s.T)  # M_k = R_k^T (R_k M_k)
-    x1 = s.x + h * s.v + (h * h / (2.0 * m)) * s.F  # (21a)
-    q = s.w + (h / (2.0 * J)) * M
-    sq = h * h * np.sum(q * q, axis=-1)
-    if np.any(sq >= 1.0):
+    m, J = _mass(system, state.x.shape[0])
+    x, v, alpha, q, F, T = _rows(*state)
+    R = rr_matrix(alpha)
+    verlet_drift(x, v, q, F, np.einsum("nji,nj->ni", R, T), m, J, float(h))  # (21a), q; M_k = R_k^T (R_k M_k)
+    c = np.empty(len(q))
+    if _increment_factors(q, float(h), True, c) >= 0:
         raise FloatingPointError("map (21): h|q| >= 1, eq. (16) has no real root")
     Rq = np.einsum("nij,nj->ni", R, q)
-    alpha1 = rr_compose(s.alpha, (2.0 * h / (1.0 + np.sqrt(1.0 - sq)))[:, None] * Rq)  # (21b)
-    F1, T1 = system.force_torque(x1, alpha1)
-    R1 = rr_matrix(alpha1)
-    M1 = np.einsum("nji,nj->ni", R1, T1)
-    v1 = s.v + (h / (2.0 * m)) * (s.F + F1)  # (21c)
-    w1 = np.einsum("nji,nj->ni", R1, Rq) + (h / (2.0 * J)) * M1  # (21d)
-    return RRState(x1, v1, alpha1, w1, F1, T1), None
-
-
-def _step_phi1(system: SphericalBodies, s: RRState, h: float, increment) -> RRState:
-    """Campello's phi = 1 scheme (26) evaluated in the order c, d, a, b."""
-    positive(h=h)
-    m, J = _mass(system, s.x.shape[0])
-    v1 = s.v + (h / m) * s.F  # (27c)
-    w1 = s.w + (h / J) * s.T  # (27d)
-    x1 = s.x + h * v1  # (27a)
-    alpha1 = rr_compose(s.alpha, increment(w1, h))  # (27b)
-    F1, T1 = system.force_torque(x1, alpha1)
-    return RRState(x1, v1, alpha1, w1, F1, T1)
-
-
-def step_27(system: SphericalBodies, state: RRState, h: float, t: float = 0.0) -> tuple[RRState, None]:
-    """Explicit first-order map (27) (Campello, phi = 1): ``Δα_k = h Ω_{k+1}``."""
-    return _step_phi1(system, state, h, increment_truncated), None
-
-
-def step_27_exact(system: SphericalBodies, state: RRState, h: float, t: float = 0.0) -> tuple[RRState, None]:
-    """Map (27) with the exact increment (30) of the one-sided discrete Lagrangian (28)."""
-    return _step_phi1(system, state, h, increment_exact), None
+    alpha = rr_compose(alpha, c[:, None] * Rq)  # (21b)
+    F1, T1 = _rows(*system.force_torque(x, alpha))
+    R1 = rr_matrix(alpha)
+    w1 = np.einsum("nji,nj->ni", R1, Rq)  # R_{k+1}^T R_k q
+    verlet_kick(v, w1, F, F1, np.einsum("nji,nj->ni", R1, T1), m, J, float(h))  # (21c, d)
+    return RRState(x, v, alpha, w1, F1, T1), None
 
 
 #: The maps by the paper's equation number.
 STEPS = {"21": step_21, "23": step_23, "25": step_25, "27": step_27, "27*": step_27_exact}
 
 
-def run(step, system: SphericalBodies, state: RRState, h: float, n_steps: int) -> list[RRState]:
-    """Apply ``step`` ``n_steps`` times; return the ``n_steps + 1`` states (a small driver for
-    the vectorised n-body state; the torus has its own compiled loop).
+def run(step, system: SphericalBodies, state: RRState, h: float, n_steps: int) -> Trajectory:
+    """Apply ``step`` ``n_steps`` times from ``state`` (a small driver for systems whose
+    ``force_torque`` is Python; the torus has a compiled loop, :mod:`mbslib.studies.binder_torus`).
+
+    Returns
+    -------
+    Trajectory
+        ``t = k h`` and the rows ``x[k]`` of every state, ``(x, v, α, w)`` flattened
+        (``states_of(run.x)`` gives them shape (K, 4, n, 3)); ``work``: the steps taken and the force
+        evaluations (one per step plus the initial one). When eq. (16) has no root (``h|p| ≥ 1``,
+        maps (21), (23), (27*)) the run ends there: ``failure`` is an
+        :class:`~mbslib.trajectory.IntegrationError` with reason :data:`CAYLEY_INVALID` naming the
+        step that was not taken and its start time.
 
     Raises ``ValueError`` if ``h`` is not a finite positive number or ``n_steps`` is not a
     non-negative integer.
@@ -260,11 +399,25 @@ def run(step, system: SphericalBodies, state: RRState, h: float, n_steps: int) -
     positive(h=h)
     if int(n_steps) != n_steps or n_steps < 0:
         raise ValueError(f"n_steps must be a non-negative integer, got {n_steps!r}")
-    states = [state]
-    for k in range(n_steps):
-        state, _ = step(system, state, h, k * h)
-        states.append(state)
-    return states
+    rows, failure = [np.concatenate([np.ravel(a) for a in state[:4]])], None
+    start, start_cpu = time.perf_counter(), time.process_time()
+    for k in range(int(n_steps)):
+        try:
+            state, _ = step(system, state, h, k * h)
+        except FloatingPointError:
+            failure = IntegrationError(CAYLEY_INVALID, k, k * h)
+            break
+        rows.append(np.concatenate([np.ravel(a) for a in state[:4]]))
+    wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
+    done = len(rows) - 1
+    return Trajectory(h * np.arange(done + 1), np.array(rows), wall_time=wall, cpu_time=cpu, failure=failure,
+                      work=Work(steps=done, rhs_evaluations=done + 1), h=float(h), t_final=done * h)
+
+
+def states_of(rows) -> np.ndarray:
+    """The states in rows ``x`` of a :func:`run` (or some of them), shape (K, 4, n, 3): ``(x, v, α, w)``."""
+    rows = np.asarray(rows, dtype=float)
+    return rows.reshape(len(rows), 4, -1, 3)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -313,4 +466,4 @@ def del_residual(system: SphericalBodies, x, alpha_prev, alpha, alpha_next, h: f
     w = np.stack([W[..., 2, 1], W[..., 0, 2], W[..., 1, 0]], axis=-1)
     _, T = system.force_torque(np.atleast_2d(x), np.atleast_2d(alpha))
     M = np.einsum("nji,nj->ni", R1, T)
-    return (J / (2.0 * h)) * w - h * M
+    return (J[:, None] / (2.0 * h)) * w - h * M

@@ -17,33 +17,29 @@ joined by binder bonds between ring neighbours. The potential is paper eq. (43) 
 ``law="absolute"`` switches the axial and contact laws to absolute overlaps (our variant,
 under which the paper's Fig. 5 step is stable).
 All torques are **spatial** (``R M``). Two implementations: :func:`forces_numpy` (pure NumPy,
-the reference) and a compiled numba kernel used by :func:`simulate_torus`, which runs a whole
-trajectory of map (23), (25), (27) or (27*) in one compiled loop and records diagnostics.
+the reference) and a compiled numba kernel, :func:`forces_kernel`, with :func:`record_kernel` the
+diagnostics of one state: the compiled time loop of maps (23), (25), (27), (27*) on the torus,
+:func:`mbslib.studies.binder_torus.simulate_torus`, calls them.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, replace
 
 import numba
 import numpy as np
 from scipy.sparse.linalg import eigsh
 
-from mbslib.rodrigues import rr_angle, rr_compose, rr_matrix
-from mbslib.trajectory import IntegrationError, Trajectory, Work
+from mbslib.rodrigues import compose, matrices, rr_angle, rr_compose, rr_matrix
+from mbslib.trajectory import Trajectory
 from mbslib.validation import nonnegative, positive, vector
 
 LAWS = {"normalized": 0, "absolute": 1}
-SCHEMES = {"23": 0, "25": 1, "27": 2, "27*": 3}
-#: Columns of the diagnostics record of :func:`simulate_torus`.
+#: Columns of the diagnostics record (:func:`record_kernel`) of a torus run
+#: (:func:`mbslib.studies.binder_torus.simulate_torus`).
 COLUMNS = ("t", "K_t", "K_r", "U_m", "U_s", "U_a", "U_pp", "U_pw", "E",
            "P_x", "P_y", "P_z", "Ls_x", "Ls_y", "Ls_z", "L_x", "L_y", "L_z", "I_w", "q2")
 ENERGY_TERMS = ("K_t", "K_r", "U_m", "U_s", "U_a", "U_pp", "U_pw")
-#: Failure reason of :func:`simulate_torus`: the energy left its bound.
-BLOW_UP = "energy blow-up"
-#: Failure reason of :func:`simulate_torus`: eq. (16) has no solution.
-CAYLEY_INVALID = "eq. (16) invalid (h |p| >= 1)"
 
 
 @dataclass(frozen=True)
@@ -290,24 +286,23 @@ def forces_numpy(torus: BinderTorus, x, alpha):
 # ---------------------------------------------------------------------------------------------
 
 
+@numba.njit(cache=True, inline="always")
+def _pair(A, i, j, a0, a1, a2):
+    """Action and reaction on the pair (i, j): ``A[i] += a``, ``A[j] -= a``."""
+    A[i, 0] += a0
+    A[i, 1] += a1
+    A[i, 2] += a2
+    A[j, 0] -= a0
+    A[j, 1] -= a1
+    A[j, 2] -= a2
+
+
 @numba.njit(cache=True, fastmath=False)
-def _forces_nb(x, alpha, bi, bj, n0, r0, D, Km, Ka, Ks, Kpp, Kpw, x_w, absolute, wall, contact, F, T, R, U):
+def forces_kernel(x, alpha, bi, bj, n0, r0, D, Km, Ka, Ks, Kpp, Kpw, x_w, absolute, wall, contact, F, T, R, U):
     """Fill F, T (n, 3), R (n, 3, 3) and U (5,) = (U^m, U^s, U^a, U^pp, U^pw); return the wall force."""
     n = x.shape[0]
+    matrices(alpha, R)  # (4)
     for k in range(n):
-        a0, a1, a2 = alpha[k, 0], alpha[k, 1], alpha[k, 2]
-        c = 4.0 / (4.0 + a0 * a0 + a1 * a1 + a2 * a2)
-        aa = a0 * a0 + a1 * a1 + a2 * a2
-        # R = I + c (S + S^2/2), S^2 = a a^T - |a|^2 I   (eq. 4)
-        R[k, 0, 0] = 1.0 + 0.5 * c * (a0 * a0 - aa)
-        R[k, 1, 1] = 1.0 + 0.5 * c * (a1 * a1 - aa)
-        R[k, 2, 2] = 1.0 + 0.5 * c * (a2 * a2 - aa)
-        R[k, 0, 1] = c * (-a2 + 0.5 * a0 * a1)
-        R[k, 1, 0] = c * (a2 + 0.5 * a0 * a1)
-        R[k, 0, 2] = c * (a1 + 0.5 * a0 * a2)
-        R[k, 2, 0] = c * (-a1 + 0.5 * a0 * a2)
-        R[k, 1, 2] = c * (-a0 + 0.5 * a1 * a2)
-        R[k, 2, 1] = c * (a0 + 0.5 * a1 * a2)
         for d in range(3):
             F[k, d] = 0.0
             T[k, d] = 0.0
@@ -316,22 +311,12 @@ def _forces_nb(x, alpha, bi, bj, n0, r0, D, Km, Ka, Ks, Kpp, Kpw, x_w, absolute,
     for b in range(bi.shape[0]):
         i, j = bi[b], bj[b]
         # bending/torsion (45)-(47): α_ij = (-α_i) ⊕ α_j
-        pi0, pi1, pi2 = -alpha[i, 0], -alpha[i, 1], -alpha[i, 2]
-        qj0, qj1, qj2 = alpha[j, 0], alpha[j, 1], alpha[j, 2]
-        den = 4.0 / (4.0 - (pi0 * qj0 + pi1 * qj1 + pi2 * qj2))
-        s0 = den * (pi0 + qj0 - 0.5 * (pi1 * qj2 - pi2 * qj1))
-        s1 = den * (pi1 + qj1 - 0.5 * (pi2 * qj0 - pi0 * qj2))
-        s2 = den * (pi2 + qj2 - 0.5 * (pi0 * qj1 - pi1 * qj0))
+        s0, s1, s2 = compose(-alpha[i, 0], -alpha[i, 1], -alpha[i, 2], alpha[j, 0], alpha[j, 1], alpha[j, 2])
         an = np.sqrt(s0 * s0 + s1 * s1 + s2 * s2)
         th = 2.0 * np.arctan(0.5 * an)
         ratio = th / an if an > 1e-8 else 1.0 - an * an / 12.0
         U[0] += 0.5 * Km * th * th
-        T[i, 0] += Km * ratio * s0
-        T[i, 1] += Km * ratio * s1
-        T[i, 2] += Km * ratio * s2
-        T[j, 0] -= Km * ratio * s0
-        T[j, 1] -= Km * ratio * s1
-        T[j, 2] -= Km * ratio * s2
+        _pair(T, i, j, Km * ratio * s0, Km * ratio * s1, Km * ratio * s2)
         # axial (51)-(52)
         dx0, dx1, dx2 = x[i, 0] - x[j, 0], x[i, 1] - x[j, 1], x[i, 2] - x[j, 2]
         r = np.sqrt(dx0 * dx0 + dx1 * dx1 + dx2 * dx2)
@@ -360,21 +345,11 @@ def _forces_nb(x, alpha, bi, bj, n0, r0, D, Km, Ka, Ks, Kpp, Kpw, x_w, absolute,
         f0 = fa * m0 + fs * (z0 - nz * m0)
         f1 = fa * m1 + fs * (z1 - nz * m1)
         f2 = fa * m2 + fs * (z2 - nz * m2)
-        F[i, 0] += f0
-        F[i, 1] += f1
-        F[i, 2] += f2
-        F[j, 0] -= f0
-        F[j, 1] -= f1
-        F[j, 2] -= f2
+        _pair(F, i, j, f0, f1, f2)
         t0 = Ks * g * (u1 * w2 - u2 * w1)
         t1 = Ks * g * (u2 * w0 - u0 * w2)
         t2 = Ks * g * (u0 * w1 - u1 * w0)
-        T[i, 0] += t0
-        T[i, 1] += t1
-        T[i, 2] += t2
-        T[j, 0] -= t0
-        T[j, 1] -= t1
-        T[j, 2] -= t2
+        _pair(T, i, j, t0, t1, t2)
     if contact:
         D2 = D * D
         for i in range(n):
@@ -390,12 +365,7 @@ def _forces_nb(x, alpha, bi, bj, n0, r0, D, Km, Ka, Ks, Kpp, Kpw, x_w, absolute,
                         delta = 1.0 - r / D
                         fc = Kpp / D * delta * np.sqrt(delta) / r
                     U[3] += 0.4 * Kpp * delta * delta * np.sqrt(delta)
-                    F[i, 0] += fc * dx0
-                    F[i, 1] += fc * dx1
-                    F[i, 2] += fc * dx2
-                    F[j, 0] -= fc * dx0
-                    F[j, 1] -= fc * dx1
-                    F[j, 2] -= fc * dx2
+                    _pair(F, i, j, fc * dx0, fc * dx1, fc * dx2)
     Fw = 0.0
     if wall:
         half = 0.5 * D
@@ -415,7 +385,7 @@ def _forces_nb(x, alpha, bi, bj, n0, r0, D, Km, Ka, Ks, Kpp, Kpw, x_w, absolute,
 
 
 @numba.njit(cache=True)
-def _diagnostics(t, x, v, alpha, w, m, J, U, Iw, out):
+def record_kernel(t, x, v, alpha, w, m, J, U, Iw, out):
     """Fill one record (see COLUMNS); return (E, q2)."""
     n = x.shape[0]
     Kt = 0.0
@@ -450,107 +420,9 @@ def _diagnostics(t, x, v, alpha, w, m, J, U, Iw, out):
     return E, q2
 
 
-@numba.njit(cache=True)
-def _run_nb(x, v, alpha, w, h, n_steps, scheme, stride, E_ref, blowup,
-            bi, bj, n0, r0, D, m, J, Km, Ka, Ks, Kpp, Kpw, x_w, absolute, wall, contact,
-            rec, states):
-    """Run ``n_steps`` of a map in place; return (steps done, status, force evaluations,
-    ∫(E-E_ref)^2 dt, ∫q2 dt).
-
-    status: 0 ok, 1 energy blow-up (``|E - E_ref| > blowup |E_ref|`` or non-finite), 2 eq. (16)
-    invalid (h|p| >= 1). Records every ``stride`` steps into ``rec`` and ``states`` (if non-empty).
-    """
-    n = x.shape[0]
-    F = np.zeros((n, 3))
-    T = np.zeros((n, 3))
-    F1 = np.zeros((n, 3))
-    T1 = np.zeros((n, 3))
-    R = np.zeros((n, 3, 3))
-    U = np.zeros(5)
-    buf = np.zeros(20)
-    Fw = _forces_nb(x, alpha, bi, bj, n0, r0, D, Km, Ka, Ks, Kpp, Kpw, x_w, absolute, wall, contact, F, T, R, U)
-    n_forces = 1
-    Iw = 0.0
-    E, q2 = _diagnostics(0.0, x, v, alpha, w, m, J, U, Iw, buf)
-    rec[0, :] = buf
-    store = states.shape[0] > 0
-    if store:
-        for k in range(n):
-            for d in range(3):
-                states[0, 0, k, d] = x[k, d]
-                states[0, 1, k, d] = v[k, d]
-                states[0, 2, k, d] = alpha[k, d]
-                states[0, 3, k, d] = w[k, d]
-    e_prev = (E - E_ref) ** 2
-    q_prev = q2
-    int_e = 0.0
-    int_q = 0.0
-    for step in range(n_steps):
-        if scheme <= 1:  # maps (23), (25)
-            for k in range(n):
-                for d in range(3):
-                    x[k, d] += h * v[k, d] + h * h / (2.0 * m) * F[k, d]  # (23a)
-                    w[k, d] += h / (2.0 * J) * T[k, d]  # p_k = Ω_k + h/(2J) R_k M_k
-        else:  # maps (27), (27*): order c, d, a
-            for k in range(n):
-                for d in range(3):
-                    v[k, d] += h / m * F[k, d]  # (27c)
-                    w[k, d] += h / J * T[k, d]  # (27d)
-                    x[k, d] += h * v[k, d]  # (27a)
-        for k in range(n):
-            p0, p1, p2 = w[k, 0], w[k, 1], w[k, 2]
-            if scheme == 1 or scheme == 2:
-                c = h  # (25b), (27b)
-            else:
-                s = h * h * (p0 * p0 + p1 * p1 + p2 * p2)
-                if s >= 1.0:
-                    return step, 2, n_forces, int_e, int_q
-                c = 2.0 * h / (1.0 + np.sqrt(1.0 - s))  # (23b), (30)
-            b0, b1, b2 = c * p0, c * p1, c * p2
-            a0, a1, a2 = alpha[k, 0], alpha[k, 1], alpha[k, 2]
-            den = 4.0 / (4.0 - (a0 * b0 + a1 * b1 + a2 * b2))  # (5): α ⊕ Δα
-            alpha[k, 0] = den * (a0 + b0 - 0.5 * (a1 * b2 - a2 * b1))
-            alpha[k, 1] = den * (a1 + b1 - 0.5 * (a2 * b0 - a0 * b2))
-            alpha[k, 2] = den * (a2 + b2 - 0.5 * (a0 * b1 - a1 * b0))
-        Fw1 = _forces_nb(x, alpha, bi, bj, n0, r0, D, Km, Ka, Ks, Kpp, Kpw, x_w, absolute, wall, contact,
-                         F1, T1, R, U)
-        n_forces += 1
-        if scheme <= 1:
-            for k in range(n):
-                for d in range(3):
-                    v[k, d] += h / (2.0 * m) * (F[k, d] + F1[k, d])  # (23c)
-                    w[k, d] += h / (2.0 * J) * T1[k, d]  # (23d)
-            Iw += 0.5 * h * (Fw + Fw1)
-        else:
-            Iw += h * Fw
-        Fw = Fw1
-        for k in range(n):
-            for d in range(3):
-                F[k, d] = F1[k, d]
-                T[k, d] = T1[k, d]
-        t = (step + 1) * h
-        E, q2 = _diagnostics(t, x, v, alpha, w, m, J, U, Iw, buf)
-        e_new = (E - E_ref) ** 2
-        int_e += 0.5 * h * (e_prev + e_new)  # trapezoidal rule for (36)
-        int_q += 0.5 * h * (q_prev + q2)
-        e_prev = e_new
-        q_prev = q2
-        if (step + 1) % stride == 0:
-            r = (step + 1) // stride
-            rec[r, :] = buf
-            if store:
-                for k in range(n):
-                    for d in range(3):
-                        states[r, 0, k, d] = x[k, d]
-                        states[r, 1, k, d] = v[k, d]
-                        states[r, 2, k, d] = alpha[k, d]
-                        states[r, 3, k, d] = w[k, d]
-        if not np.isfinite(E) or abs(E - E_ref) > blowup * abs(E_ref):
-            return step + 1, 1, n_forces, int_e, int_q
-    return n_steps, 0, n_forces, int_e, int_q
-
-
-def _kernel_args(torus: BinderTorus):
+def kernel_args(torus: BinderTorus):
+    """The torus as the compiled kernels take it: ``(bi, bj, n0, r0, D, m, J, K_m, K_a, K_s, K_pp,
+    K_pw, x_w, absolute, wall, contact)``."""
     p = torus.params
     return (torus.bonds[:, 0].copy(), torus.bonds[:, 1].copy(), torus.n0, torus.r0, float(torus.D),
             float(p.m), float(p.J), float(p.K_m), float(p.K_a), float(p.K_s), float(p.K_pp), float(p.K_pw),
@@ -559,83 +431,21 @@ def _kernel_args(torus: BinderTorus):
 
 def forces_compiled(torus: BinderTorus, x, alpha):
     """Same outputs as :func:`forces_numpy`, from the numba kernel."""
-    bi, bj, n0, r0, D, _, _, Km, Ka, Ks, Kpp, Kpw, x_w, absolute, wall, contact = _kernel_args(torus)
+    bi, bj, n0, r0, D, _, _, Km, Ka, Ks, Kpp, Kpw, x_w, absolute, wall, contact = kernel_args(torus)
     x = np.ascontiguousarray(x, dtype=float)
     alpha = np.ascontiguousarray(alpha, dtype=float)
     n = x.shape[0]
     F, T, R, U = np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 3, 3)), np.zeros(5)
-    Fw = _forces_nb(x, alpha, bi, bj, n0, r0, D, Km, Ka, Ks, Kpp, Kpw, x_w, absolute, wall, contact, F, T, R, U)
+    Fw = forces_kernel(x, alpha, bi, bj, n0, r0, D, Km, Ka, Ks, Kpp, Kpw, x_w, absolute, wall, contact, F, T, R, U)
     return F, T, U, Fw
 
 
 def column(run: Trajectory, name: str) -> np.ndarray:
-    """One diagnostics column of a :func:`simulate_torus` run by name (see :data:`COLUMNS`)."""
+    """One diagnostics column of a run of :func:`mbslib.studies.binder_torus.simulate_torus` by name
+    (see :data:`COLUMNS`)."""
     if name not in COLUMNS:
         raise ValueError(f"name must be one of {COLUMNS}, got {name!r}")
     return run.x[:, COLUMNS.index(name)]
-
-
-def simulate_torus(torus: BinderTorus, scheme: str, h: float, t_end: float, *, stride: int = 1,
-                   state0=None, store_states: bool = False,
-                   E_ref: float | None = None, blowup: float = 10.0) -> Trajectory:
-    """Integrate the torus with map ``scheme`` ("23", "25", "27", "27*") in one compiled loop.
-
-    Parameters
-    ----------
-    h, t_end : float
-        Step size and horizon (``t_end/h`` is rounded to whole steps).
-    stride : int
-        Record every ``stride`` steps.
-    state0 : sequence of arrays, shape (n, 3)
-        Initial ``(x, v, alpha, w)``, or a state of :mod:`mbslib.integrators.rodrigues_vi` (its
-        first four fields); default :meth:`BinderTorus.initial_conditions`.
-    store_states : bool
-        Also record the full states at the record times.
-    E_ref : float
-        Energy reference of the H⁰ error integral (default: initial energy).
-    blowup : float
-        Stop when ``|E - E_ref| > blowup |E_ref|`` or E is not finite (:data:`BLOW_UP`).
-
-    Returns
-    -------
-    Trajectory
-        ``t`` the record times (every ``stride`` steps), ``x`` the diagnostics rows there, columns
-        :data:`COLUMNS` (:func:`column` picks one by name); ``work``: the steps taken and the force
-        evaluations (one per step, plus the initial one); ``t_final`` the time reached. ``failure``:
-        an :class:`~mbslib.trajectory.IntegrationError` with reason :data:`BLOW_UP` (the step that
-        blew up is taken and recorded) or :data:`CAYLEY_INVALID` (eq. (16) has no solution,
-        ``h |p| >= 1``: the step is not taken), naming the step that was not taken and its start
-        time. ``extras``: ``"int_e2"``, ``∫ (E - E_ref)^2 dt`` over the steps taken (trapezoid),
-        ``"int_q2"``, ``∫ ||q||^2 dt``, the H¹ integrand (35) summed over bodies, and with
-        ``store_states`` ``"states"``, shape (n_rec, 4, n, 3): ``(x, v, alpha, Ω)`` at the record
-        times.
-    """
-    if scheme not in SCHEMES:
-        raise ValueError(f"scheme must be one of {sorted(SCHEMES)}, got {scheme!r}")
-    positive(h=h, t_end=t_end)
-    if int(stride) != stride or stride < 1:
-        raise ValueError(f"stride must be a positive integer, got {stride!r}")
-    n_steps = int(round(t_end / h))
-    start_state = torus.initial_conditions() if state0 is None else tuple(state0)[:4]
-    x, v, alpha, w = (np.array(a, dtype=float, order="C") for a in start_state)
-    if E_ref is None:
-        E_ref = energy_terms(torus, x, v, alpha, w).sum()
-    n_rec = n_steps // stride + 1
-    rec = np.full((n_rec, len(COLUMNS)), np.nan)
-    states = np.full((n_rec if store_states else 0, 4, torus.n, 3), np.nan)
-    start = time.perf_counter()
-    start_cpu = time.process_time()
-    done, status, n_forces, int_e, int_q = _run_nb(x, v, alpha, w, float(h), n_steps, SCHEMES[scheme], int(stride),
-                                                  float(E_ref), float(blowup), *_kernel_args(torus), rec, states)
-    wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
-    done, t_final = int(done), int(done) * float(h)
-    failure = None if status == 0 else IntegrationError(BLOW_UP if status == 1 else CAYLEY_INVALID, done, t_final)
-    keep = done // stride + 1
-    extras = {"int_e2": float(int_e), "int_q2": float(int_q)}
-    if store_states:
-        extras["states"] = states[:keep]
-    return Trajectory(rec[:keep, 0], rec[:keep], wall_time=wall, cpu_time=cpu, failure=failure,
-                      work=Work(steps=done, rhs_evaluations=int(n_forces)), h=float(h), t_final=t_final, extras=extras)
 
 
 def stiffness_matrix(torus: BinderTorus, x, alpha, eps: float = 1e-7) -> np.ndarray:
