@@ -255,6 +255,17 @@ def test_reference_solution_is_converged(solution):
     assert np.abs(dphi10 - dphi12).max() < 1e-10
 
 
+def test_reference_solution_is_one_integration_for_any_times(solution):
+    """Calls with other times up to the same ``t_end`` evaluate the same (cached) integration:
+    their values agree bit for bit, and a fresh integration gives them too."""
+    phi, dphi = solution
+    some = ROBOT.reference_solution(TIMES[[4, 1]], rtol=1e-12, t_end=TIMES[-1])
+    assert np.array_equal(some[0], phi[[4, 1]]) and np.array_equal(some[1], dphi[[4, 1]])
+    pm._reference_pieces.cache_clear()
+    again = ROBOT.reference_solution(TIMES, rtol=1e-12)
+    assert np.array_equal(again[0], phi) and np.array_equal(again[1], dphi)
+
+
 def test_reference_solution_checks_its_times():
     with pytest.raises(ValueError, match="t_eval"):
         ROBOT.reference_solution([-0.1, 0.5])

@@ -11,8 +11,9 @@ stiffness and constraint blocks; the paper replaces it by ``I`` (``use_texp=Fals
 classical model ``UAC`` is addition, ``T_exp = I`` and Algorithm 5 *is* Algorithm 4: ``Δq`` is
 ``q_{n+1} − q_n``, ``v = q̇``, ``v̇ = q̈``. So one numba kernel runs both, and every model:
 it takes the model's compiled kernels as an argument (:mod:`mbslib.formulations.compiled`) and
-is compiled once; its time loop allocates nothing per step. What the Python entry points take of
-a model is :class:`GeneralizedAlphaModel`.
+is compiled once; its time loop allocates nothing per step, and the evaluations, the iteration
+matrix and the solve are inlined into it (calls passing their arrays cost up to a tenth of a step).
+What the Python entry points take of a model is :class:`GeneralizedAlphaModel`.
 
 Details (reconstructed in spec §2.10–2.13, following the authors' Exudyn solver):
 
@@ -174,7 +175,7 @@ _COEF_T = types.UniTuple(_F8, 4)
 _SET_T = types.Tuple((_B1, _F8, _F8, _I8, _F8, _I8, _B1, _I8))
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _norm(x):
     """Euclidean norm (no temporary array)."""
     acc = 0.0
@@ -183,7 +184,7 @@ def _norm(x):
     return np.sqrt(acc)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _evaluate(model, form, P, band, q, v, vd, lam, t, jac, work, M, g, K, C, B, phi, r):
     """Residual (39)/(34) ``r = M v̇ − g + Bᵀλ``, ``Φ`` and ``B`` at the iterate; with ``jac``
     also ``K`` and ``C`` for the iteration matrix. The products run over the structural
@@ -203,7 +204,7 @@ def _evaluate(model, form, P, band, q, v, vd, lam, t, jac, work, M, g, K, C, B, 
             r[bcol[e]] += B[jj, bcol[e]] * lj
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _iteration_matrix(model, form, P, band, dq, scale, beta_p, gamma_p, use_texp, M, K, C, B, T, S):
     """Scaled iteration matrix (40)/(35) ``[[βh² (M β' + C γ' + K T), Bᵀ], [B T, 0]]`` into the
     band storage ``S`` of ``band`` (``scale = βh²``) from the ``M, K, C, B`` of the last
@@ -236,7 +237,7 @@ def _iteration_matrix(model, form, P, band, dq, scale, beta_p, gamma_p, use_texp
             flat[b_low[e]] = bt
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _band_solve(band, S, piv, b, y, x):
     """``x`` = solution of the system factorised in ``S, piv`` for the right-hand side ``b``, both
     in the model's order of unknowns (``y`` is scratch in the band's order)."""

@@ -39,6 +39,7 @@ differentiated in forward mode (:func:`chain_dynamics`, the model's compiled ker
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numba
@@ -285,42 +286,54 @@ class Puma560:
         DOP853 with ``rtol`` and ``atol = 1e-2 rtol``, integrated piecewise over ``[0, T/2]``,
         ``[T/2, T]``, ``[T, t_end]`` (the reference acceleration jumps there, so the right-hand
         side has kinks) and evaluated by the dense output. ``t_end`` defaults to ``max(t_eval)``;
-        every time must lie in ``[0, t_end]``.
+        every time must lie in ``[0, t_end]``. The integration is done once per robot, ``rtol``
+        and ``t_end`` (:func:`_reference_pieces`).
         """
-        from scipy.integrate import solve_ivp
-
         t_eval = np.atleast_1d(np.asarray(t_eval, dtype=float))
         if t_eval.ndim != 1 or t_eval.size == 0:
             raise ValueError("t_eval must be a non-empty 1-D array of times")
         t_end = float(t_eval.max()) if t_end is None else float(t_end)
         if not (np.all(np.isfinite(t_eval)) and t_eval.min() >= 0.0 and t_eval.max() <= t_end):
             raise ValueError(f"t_eval must lie in [0, t_end = {t_end!r}]")
-        P = self.params()
-        T = float(self.duration)
-        edges = [0.0] + [b for b in (0.5 * T, T) if b < t_end] + [t_end]
-
-        def rhs(t, y):
-            return np.concatenate([y[6:], chain_rhs(P, t, y[:6], y[6:])])
-
+        edges, pieces = _reference_pieces(self, float(rtol), t_end)
         phi = np.empty((t_eval.size, N_JOINTS))
         dphi = np.empty((t_eval.size, N_JOINTS))
         piece = np.clip(np.searchsorted(edges, t_eval, side="right") - 1, 0, len(edges) - 2)
-        y = self.initial_state()
-        for k in range(len(edges) - 1):
-            a, b = edges[k], edges[k + 1]
+        for k, (sol, y) in enumerate(pieces):
             mask = piece == k
-            if b > a:
-                sol = solve_ivp(rhs, (a, b), y, method="DOP853", rtol=rtol, atol=1e-2 * rtol,
-                                dense_output=True)
-                if not sol.success:
-                    raise RuntimeError(f"reference solution failed on [{a}, {b}]: {sol.message}")
-                if np.any(mask):
-                    ys = sol.sol(t_eval[mask])
-                    phi[mask], dphi[mask] = ys[:6].T, ys[6:].T
-                y = sol.y[:, -1]
-            elif np.any(mask):  # t_end = 0
-                phi[mask], dphi[mask] = y[:6], y[6:]
+            if not np.any(mask):
+                continue
+            ys = sol.sol(t_eval[mask]) if sol is not None else np.repeat(y[:, None], mask.sum(), axis=1)
+            phi[mask], dphi[mask] = ys[:6].T, ys[6:].T
         return phi, dphi
+
+
+@functools.lru_cache(maxsize=8)
+def _reference_pieces(robot: Puma560, rtol: float, t_end: float) -> tuple[list, list]:
+    """The piece boundaries of :meth:`Puma560.reference_solution` and, per piece, the DOP853
+    solution with its dense output and the state at its start (the solution is None for an
+    empty piece, ``t_end = 0``)."""
+    from scipy.integrate import solve_ivp
+
+    P = robot.params()
+    T = float(robot.duration)
+    edges = [0.0] + [b for b in (0.5 * T, T) if b < t_end] + [t_end]
+
+    def rhs(t, y):
+        return np.concatenate([y[6:], chain_rhs(P, t, y[:6], y[6:])])
+
+    pieces = []
+    y = robot.initial_state()
+    for a, b in zip(edges[:-1], edges[1:], strict=True):
+        sol = None
+        if b > a:
+            sol = solve_ivp(rhs, (a, b), y, method="DOP853", rtol=rtol, atol=1e-2 * rtol, dense_output=True)
+            if not sol.success:
+                raise RuntimeError(f"reference solution failed on [{a}, {b}]: {sol.message}")
+        pieces.append((sol, y))
+        if sol is not None:
+            y = sol.y[:, -1]
+    return edges, pieces
 
 
 # ---------------------------------------------------------------------------------------------
