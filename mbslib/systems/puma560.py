@@ -287,7 +287,7 @@ class Puma560:
         ``[T/2, T]``, ``[T, t_end]`` (the reference acceleration jumps there, so the right-hand
         side has kinks) and evaluated by the dense output. ``t_end`` defaults to ``max(t_eval)``;
         every time must lie in ``[0, t_end]``. The integration is done once per robot, ``rtol``
-        and ``t_end`` (:func:`_reference_pieces`).
+        and ``t_end`` and kept (``_reference_pieces``).
         """
         t_eval = np.atleast_1d(np.asarray(t_eval, dtype=float))
         if t_eval.ndim != 1 or t_eval.size == 0:
