@@ -122,6 +122,31 @@ def test_parameter_layout():
         assert mb.n_constraints(form, P) == 12 + (3 if form == mb.EP else 0)
 
 
+def test_from_params_inverts_params():
+    S = mixed_system()
+    S.point_spring(0, [0.1, 0.0, 0.0], mb.GROUND, [0.0, 0.2, 0.0], 10.0, 0.3, 0.5)
+    P = S.params()
+    assert np.array_equal(mb.System.from_params(P).params(), P)
+
+
+def test_prismatic_rows_keep_the_body_on_the_line_and_its_orientation(rng):
+    """Rows of :meth:`System.prismatic`: the offset of ``p_b`` from the line along the two
+    normals of the axis, and ``A[1,2], A[2,0], A[0,1]`` of ``A = rotationᵀ R_b``."""
+    S = mb.System()
+    b = S.body(1.0, (1.0, 2.0, 3.0))
+    pa, axis, pb = np.array([0.1, -0.2, 0.3]), np.array([0.0, 0.6, 0.8]), np.array([0.05, 0.0, -0.1])
+    rotation = Rotation.from_rotvec([0.3, -0.2, 0.5]).as_matrix()
+    S.prismatic(pa, axis, b, pb, rotation)
+    P = S.params()
+    for name, form in FORMS.items():
+        x, Rb = rng.normal(size=3), Rotation.from_rotvec(rng.normal(size=3)).as_matrix()
+        q = mb.body_coordinates(form, [x], [Rb], [np.zeros(3)], [np.zeros(3)])[:mb.n_coordinates(form, P)]
+        A = rotation.T @ Rb
+        offset = x + Rb @ pb - pa
+        expected = [*(n @ offset for n in mb._perpendiculars(axis)), A[1, 2], A[2, 0], A[0, 1]]
+        assert np.allclose(mb.constraint(form, q, P)[:5], expected, atol=1e-14), name
+
+
 def test_bad_inputs_name_the_parameter():
     S = mb.System()
     with pytest.raises(ValueError, match="mass"):

@@ -5,6 +5,8 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
+from mbslib import model as md
+from mbslib.systems import multibody as mb
 from mbslib.systems import puma560 as pm
 from tests.fd import central_difference
 
@@ -182,6 +184,45 @@ def test_energy_is_conserved_without_control():
 
 
 # --- reference motion and control ------------------------------------------------------------
+
+
+def test_description_is_the_robot_of_the_joint_coordinates(rng):
+    """The description (:mod:`mbslib.model`) and the joint-space model are one robot: the link
+    poses and velocities of any joint state satisfy the description's joints (positions and
+    rates), and its kinetic and potential energies are ``½ φ̇ᵀ M(φ) φ̇`` (RNEA) and ``V(φ)``."""
+    description = ROBOT.description()
+    assert description.n_constraints == 30
+    for phi, dphi in _states(rng, 4):
+        R, _ = ROBOT.link_frames(phi)
+        v, w = ROBOT.link_velocities(phi, dphi)
+        states = md.BodyStates(np.zeros(1), ROBOT.link_coms(phi)[None], R[None], v[None], w[None])
+        assert np.max(np.abs(md.constraint_residuals(description, states))) < 1e-14
+        assert np.max(np.abs(md.constraint_rates(description, states))) < 1e-13
+        T = 0.5 * dphi @ pm.chain_mass_matrix(P, phi) @ dphi
+        assert np.isclose(md.kinetic_energy(description, states)[0], T, rtol=1e-12)
+        assert np.isclose(md.potential_energy(description, states)[0], ROBOT.potential_energy(phi), rtol=1e-13)
+
+
+@pytest.mark.parametrize("name", ["RV", "Rxyz", "EP"])
+def test_absolute_system_is_the_description_with_the_drives(name, rng):
+    """:meth:`Puma560.system` (the description in absolute coordinates plus one spring–damper
+    per joint): the absolute state of a joint state satisfies its joints, the springs read back
+    the joint angles, and the initial state is the description's."""
+    form = mb.FORMULATIONS[name]
+    S = ROBOT.system()
+    assert (len(S.bodies), len(S.rows), len(S.springs)) == (6, 30, 6)
+    P_abs = S.params()
+    n = mb.n_coordinates(form, P_abs)
+    for phi, dphi in _states(rng, 3):
+        R, _ = ROBOT.link_frames(phi)
+        x = mb.body_coordinates(form, ROBOT.link_coms(phi), R, *ROBOT.link_velocities(phi, dphi))
+        assert np.max(np.abs(mb.constraint(form, x[:n], P_abs))) < 1e-14
+        assert np.max(np.abs(mb.constraint_jacobian(form, x[:n], P_abs) @ x[n:])) < 1e-12
+        assert np.allclose(np.angle(np.exp(1j * (ROBOT.joint_angles(form, P_abs, x[:n], 0.0) - phi))), 0, atol=1e-12)
+    x0 = ROBOT.absolute_state(form)
+    R, _ = ROBOT.link_frames(PHI_INIT)
+    rest = np.zeros((6, 3))
+    assert np.array_equal(x0, mb.body_coordinates(form, ROBOT.link_coms(PHI_INIT), R, rest, rest))
 
 
 def test_bang_bang_reference_profile():

@@ -10,7 +10,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from mbslib import model as md
 from mbslib.exudyn_models import run_slider_crank
+from mbslib.formulations import lie_group as absolute
 from mbslib.integrators import generalized_alpha as ga
 from mbslib.integrators.generalized_alpha import GeneralizedAlpha, NewtonSettings
 from mbslib.kernels import g_ep, g_rxyz, gdot_rxyz
@@ -22,6 +24,7 @@ from tests.fd import central_difference
 
 FORMS = {"RV": sc.RV, "Rxyz": sc.RXYZ, "EP": sc.EP}
 CRANK = sc.SliderCrank()
+EX, EY = np.eye(3)[:2]
 P = CRANK.system().params()
 
 
@@ -83,11 +86,49 @@ def test_joint_rows_are_the_equations_of_the_module_table(name):
     a1, b1 = np.array([0, 0, -Lc / 2]), np.array([0, 0, Lc / 2])
     b2, c2, u2 = np.array([-Lr / 2, 0, 0]), np.array([Lr / 2, 0, 0]), R0[1].T @ [1.0, 0, 0]
     expected = np.concatenate([
-        x[0] + R[0] @ a1 - CRANK.pivot, [R[0][1, 0], R[0][2, 0]],
-        x[0] + R[0] @ b1 - x[1] - R[1] @ b2, x[1] + R[1] @ c2 - x[2], [(R[1] @ u2)[1]],
-        x[2][1:], [R[2][1, 2], R[2][2, 0], R[2][0, 1]],
+        x[0] + R[0] @ a1 - CRANK.pivot, [R[0][2, 0], -R[0][1, 0]],
+        x[0] + R[0] @ b1 - x[1] - R[1] @ b2, x[1] + R[1] @ c2 - x[2], [(R[2] @ EY) @ R[1] @ u2],
+        [x[2][2], -x[2][1]], [R[2][1, 2], R[2][2, 0], R[2][0, 1]],
     ])
     assert np.allclose(mb.constraint(form, q, P)[:sc.N_JOINT], expected, atol=1e-15)
+
+
+def _paper_rows(form, q):
+    """The joint equations as the paper's model writes them (Exudyn's generic joints, the
+    universal cross and the prismatic joint in the global frame: the slider never rotates)."""
+    x = [mb.body_position(form, q, i) for i in range(3)]
+    R = [mb.body_rotation(form, q, i) for i in range(3)]
+    _, R0 = CRANK.configuration(0.0)
+    Lc, Lr = CRANK.crank_length, CRANK.rod_length
+    return np.concatenate([
+        x[0] + R[0] @ [0, 0, -Lc / 2] - CRANK.pivot, [R[0][1, 0], R[0][2, 0]],
+        x[0] + R[0] @ [0, 0, Lc / 2] - x[1] - R[1] @ [-Lr / 2, 0, 0], x[1] + R[1] @ [Lr / 2, 0, 0] - x[2],
+        [(R[1] @ R0[1].T @ EX)[1]], x[2][1:], [R[2][1, 2], R[2][2, 0], R[2][0, 1]],
+    ])
+
+
+@pytest.mark.parametrize("name", FORMS)
+def test_system_description_and_paper_equations_are_one_mechanism(name):
+    """The system is the description in absolute coordinates: at random states the description's
+    energies (:mod:`mbslib.model`, from the body states alone) are the system's; on poses
+    projected onto the system's manifold (Φ = 0, velocities onto B v = 0) the description's own
+    joint residuals and rates and the paper's joint equations vanish."""
+    form = FORMS[name]
+    description = CRANK.description()
+    for k, theta in enumerate((0.4, 2.5, 5.0)):
+        q, v = _state(form, theta, seed=k, perturb=0.05)
+        states = absolute.body_states(description, name, 0.0, q, v)
+        assert np.isclose(md.total_energy(description, states)[0], mb.energy(form, q, v, P), rtol=1e-13)
+        for _ in range(12):  # Gauss–Newton onto Φ = 0, minimal-norm steps
+            B = mb.constraint_jacobian(form, q, P)
+            q = mb.uac(form, q, -np.linalg.lstsq(B, mb.constraint(form, q, P), rcond=None)[0])
+        B = mb.constraint_jacobian(form, q, P)
+        v = v - np.linalg.lstsq(B, B @ v, rcond=None)[0]
+        states = absolute.body_states(description, name, 0.0, q, v)
+        assert np.max(np.abs(mb.constraint(form, q, P))) < 1e-14
+        assert np.max(np.abs(md.constraint_residuals(description, states))) < 1e-14
+        assert np.max(np.abs(md.constraint_rates(description, states))) < 1e-12
+        assert np.max(np.abs(_paper_rows(form, q))) < 1e-14
 
 
 @pytest.mark.parametrize("name", FORMS)
@@ -95,6 +136,10 @@ def test_initial_state_is_consistent(name):
     form = FORMS[name]
     q, v = _split(form, CRANK.initial_state(form))
     assert np.array_equal(CRANK.initial_state(name), CRANK.initial_state(form))
+    x, R = CRANK.configuration(0.0)
+    dx, om = CRANK.velocity_map(0.0)
+    assert np.array_equal(CRANK.initial_state(form), mb.body_coordinates(form, x, R, CRANK.omega0 * dx,
+                                                                            CRANK.omega0 * om))
     assert np.max(np.abs(mb.constraint(form, q, P))) < 1e-14
     assert np.max(np.abs(mb.constraint_jacobian(form, q, P) @ v)) < 1e-11
     assert np.isclose(mb.energy(form, q, v, P), CRANK.energy(), rtol=1e-12)

@@ -17,7 +17,8 @@ constrained-axes mask (spherical, revolute, universal, prismatic joints, ground 
 - ``POSITION``: ``wᵀ (x_b + R_b p_b − x_a − R_a p_a) − c`` with a fixed inertial direction ``w``;
 - ``ALIGN``: ``(R_a u_a)ᵀ (R_b u_b) − c`` for body-fixed directions ``u_a``, ``u_b``.
 
-Body index −1 is the ground (``x = 0``, ``R = I``). Force elements are gravity, torsional
+Body index −1 is the ground (``x = 0``, ``R = I``); a prismatic joint to the ground is two
+``POSITION`` and three ``ALIGN`` rows (:meth:`System.prismatic`). Force elements are gravity, torsional
 spring–dampers about a joint axis whose offset follows a symmetric constant-acceleration
 ("bang–bang") profile (the PD joint controllers of the Puma 560, Sect. 4.4) and point-to-point
 spring–dampers between two body points.
@@ -531,6 +532,20 @@ class System:
             raise ValueError("stiffness and damping must be non-negative, duration positive")
         self.springs.append([a, b, *ea, *fa, *eb, stiffness, damping, start, change, duration])
 
+    def prismatic(self, pa, axis, b, pb, rotation=None):
+        """Body b slides along the ground line through ``p_a`` (world frame) with direction
+        ``axis`` and keeps the orientation ``rotation`` (default: the identity) (5 rows).
+
+        Its point ``p_b`` stays on the line (rows along the two normals of :meth:`revolute`), and
+        the entries ``A[1,2], A[2,0], A[0,1]`` of ``A = rotationᵀ R_b`` vanish, which near
+        ``A = I`` (their derivative there is the rotation vector of ``A``) leaves only ``A = I``.
+        """
+        rotation = np.eye(3) if rotation is None else np.asarray(rotation, dtype=float)
+        for w in _perpendiculars(axis):
+            self.position(GROUND, pa, b, pb, w)
+        for i, j in ((1, 2), (2, 0), (0, 1)):
+            self.align(GROUND, rotation[:, i], b, np.eye(3)[j])
+
     def point_spring(self, a, pa, b, pb, stiffness, rest_length=0.0, damping=0.0):
         """Point spring–damper from ``p_a`` (body a) to ``p_b`` (body b): ``½ k (ℓ − L₀)²`` and
         ``c (e·ḋ)²`` dissipated. With ``L₀ > 0`` or ``c > 0`` its length must stay positive."""
@@ -541,6 +556,18 @@ class System:
             if not (np.isfinite(value) and value >= 0):
                 raise ValueError(f"{name} must be a finite non-negative number, got {value!r}")
         self.point_springs.append([a, b, *pa, *pb, stiffness, rest_length, damping])
+
+    @classmethod
+    def from_params(cls, P) -> System:
+        """The system of a parameter vector ``P``, the inverse of :meth:`params`: to add rows or
+        force elements to a system that a formulation built from a description
+        (:func:`mbslib.formulations.lie_group.absolute_model`)."""
+        P = check_params(P)
+        blocks, o = [], _HEADER
+        for count, width in ((P[0], _BODY), (P[1], _ROW), (P[2], _SPRING), (P[6], _POINT)):
+            blocks.append(P[o:o + int(count) * width].reshape(int(count), width).tolist())
+            o += int(count) * width
+        return cls(tuple(P[3:6].tolist()), *blocks)
 
     def params(self) -> np.ndarray:
         """The flat parameter vector ``P`` of the kernels (layout in the module docstring)."""

@@ -26,6 +26,14 @@ work from (their captions survive), so the data of this example are reconstructe
   labelled "assumed" in the authors' Exudyn serial-robot examples:
   ``k = [4e4, 4e4, 4e4, 100, 100, 10]`` N m/rad, ``d = [400, 400, 100, 1, 1, 0.1]`` N m s/rad.
 
+The robot is described once, free of coordinates, by :meth:`Puma560.description` (a
+:class:`mbslib.model.Model`: links, revolute joints, gravity); :meth:`Puma560.system` is that
+description in absolute coordinates plus the PD drives, which a description cannot express (a
+drive whose offset follows the profile would be an applied load, a Python callable that compiled
+kernels cannot call). The joint-coordinate kernels below read the DH table of
+:meth:`Puma560.params` instead; the tests check that it is the robot of the description (same
+joint manifold, kinetic and potential energy).
+
 Equations of motion ``M(φ) φ̈ + c(φ, φ̇) + g(φ) = τ(t, φ, φ̇)``. The numba kernels work on the
 flat parameter vector of :meth:`Puma560.params`: the bias ``c + g`` is the recursive
 Newton–Euler algorithm (RNEA; Luh, Walker & Paul 1980) with every vector in its own link frame,
@@ -48,6 +56,7 @@ import numpy as np
 from mbslib.formulations.compiled import ModelKind, vector_tangent, vector_tangent_inv, vector_uac
 from mbslib.kernels import solve
 from mbslib.loads import bang_bang
+from mbslib.model import Gravity, Joint, Model, RigidBody
 from mbslib.systems import multibody as mb
 from mbslib.validation import nonnegative, positive, vector
 
@@ -230,43 +239,62 @@ class Puma560:
 
     # -- the same robot in absolute coordinates ----------------------------------------------
 
-    def system(self, profile: bool = True) -> mb.System:
-        """Six rigid bodies in absolute coordinates (paper: ``6 (3 + l)`` equations of motion and
-        ``6 × 5`` joint constraints).
+    def description(self) -> Model:
+        """The robot, coordinate-free, at rest in ``φ_init``: six links and six revolute joints
+        under gravity (paper: ``6 × 5`` joint constraints).
 
-        Body k has its origin at the centre of mass and the axes of DH frame k. Revolute joint k
-        joins body k − 1 (the ground for k = 0) at the origin of frame k − 1 about its z axis;
-        in body k that point is ``Rx(−α) [−a, 0, −d] − r_c`` and the axis ``[0, sin α, cos α]``.
-        The PD controller of joint k is a torsional spring–damper about the same axis that
-        measures the angle between the x axes of frames k − 1 and k, which is the DH angle θ_k.
-        ``profile=False`` replaces the motion profile by a step command: the springs hold
-        ``φ_goal`` from t = 0 (the benchmarks' variant without a time-dependent reference).
+        Link k has its origin at the centre of mass and the axes of DH frame k. Revolute joint k
+        joins link k − 1 (the ground for k = 0) at the origin of frame k − 1 about its z axis; in
+        link k that point is ``Rx(−α) [−a, 0, −d] − r_c`` and the axis ``[0, sin α, cos α]``.
+        The PD drives are not part of it: a description's forces are gravity, springs and
+        applied loads, and a joint drive whose offset follows the motion profile could only be
+        an applied load, a Python callable that the compiled kernels cannot run; :meth:`system`
+        adds the drives to what the absolute coordinates make of the description.
         """
-        e = np.eye(3)
+        e_z = np.array([0.0, 0.0, 1.0])
         coms = np.asarray(self.coms, dtype=float)
-        start = np.deg2rad(np.asarray(self.phi_init_deg, dtype=float))
-        change = np.deg2rad(np.asarray(self.phi_goal_deg, dtype=float)) - start
-        if not profile:
-            start, change = start + change, 0.0 * change
-        system = mb.System(gravity=(0.0, 0.0, -float(self.gravity)))
+        phi0 = np.deg2rad(np.asarray(self.phi_init_deg, dtype=float))
+        R, _ = self.link_frames(phi0)
+        x = self.link_coms(phi0)
+        bodies, joints = [], []
         for k in range(N_JOINTS):
-            body = system.body(float(self.masses[k]), self.inertias[k])
-            parent = body - 1 if k > 0 else mb.GROUND
+            bodies.append(RigidBody(f"link {k + 1}", float(self.masses[k]), self.inertias[k], x[k], R[k]))
             ca, sa = np.cos(self.dh_alpha[k]), np.sin(self.dh_alpha[k])
             Rx = np.array([[1.0, 0.0, 0.0], [0.0, ca, sa], [0.0, -sa, ca]])  # Rx(−α)
             pivot_parent = -coms[k - 1] if k > 0 else np.zeros(3)
             pivot_body = Rx @ [-self.dh_a[k], 0.0, -self.dh_d[k]] - coms[k]
-            system.revolute(parent, pivot_parent, e[2], body, pivot_body, Rx @ e[2])
-            system.spring(parent, e[0], e[1], body, e[0], float(self.stiffness[k]),
-                          float(self.damping[k]), start[k], change[k], float(self.duration))
+            joints.append(Joint("revolute", k - 1 if k > 0 else None, k, pivot_parent, pivot_body, e_z, Rx @ e_z))
+        return Model(tuple(bodies), tuple(joints), Gravity((0.0, 0.0, -float(self.gravity))))
+
+    def system(self, profile: bool = True) -> mb.System:
+        """Six rigid bodies in absolute coordinates (paper: ``6 (3 + l)`` equations of motion and
+        ``6 × 5`` joint constraints): :meth:`description` as
+        :func:`mbslib.formulations.lie_group.absolute_model` maps it, plus the PD drives.
+
+        The PD controller of joint k is a torsional spring–damper about the joint axis that
+        measures the angle between the x axes of frames k − 1 and k, which is the DH angle θ_k.
+        ``profile=False`` replaces the motion profile by a step command: the springs hold
+        ``φ_goal`` from t = 0 (the benchmarks' variant without a time-dependent reference).
+        """
+        from mbslib.formulations.lie_group import absolute_model  # it imports this module
+
+        ex, ey, _ = np.eye(3)
+        start = np.deg2rad(np.asarray(self.phi_init_deg, dtype=float))
+        change = np.deg2rad(np.asarray(self.phi_goal_deg, dtype=float)) - start
+        if not profile:
+            start, change = start + change, 0.0 * change
+        system = mb.System.from_params(absolute_model(self.description(), "RV").P)
+        for k in range(N_JOINTS):
+            parent = k - 1 if k > 0 else mb.GROUND
+            system.spring(parent, ex, ey, k, ex, float(self.stiffness[k]), float(self.damping[k]), start[k],
+                          change[k], float(self.duration))
         return system
 
     def absolute_state(self, form: int) -> np.ndarray:
         """Initial ``[q; v]`` of :meth:`system` in formulation ``form`` (at rest in φ_init)."""
-        phi0 = np.deg2rad(np.asarray(self.phi_init_deg, dtype=float))
-        R, _ = self.link_frames(phi0)
-        zero = np.zeros((N_JOINTS, 3))
-        return mb.body_coordinates(form, self.link_coms(phi0), R, zero, zero)
+        from mbslib.formulations.lie_group import initial_state  # it imports this module
+
+        return initial_state(self.description(), {code: name for name, code in mb.FORMULATIONS.items()}[form])
 
     def joint_angles(self, form: int, P_system, q, t) -> np.ndarray:
         """Joint angles (6,) of the absolute-coordinate state ``q`` at time ``t``.

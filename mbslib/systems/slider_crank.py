@@ -6,22 +6,26 @@ crank AB (revolute joint A about the global x axis), connecting rod BC (spherica
 universal joint C), slider (prismatic joint D along the global x axis), gravity along −z, one
 degree of freedom, no friction.
 
-The mechanism is an assembly of the generic rigid multibody kernels of
-:mod:`mbslib.systems.multibody` (:meth:`SliderCrank.system`): three rigid bodies (crank 0, rod 1,
-slider 2) carry absolute coordinates ``[x, ρ]`` each, in one of the formulations ``RV``
-(rotation vector, Lie group, velocity ``[u, ω]``), ``RXYZ`` (Tait–Bryan xyz, classical
-formulation 2) or ``EP`` (Euler parameters and the normalisation constraints). The 17 joint
-equations are
+The mechanism is described once, coordinate-free, by :meth:`SliderCrank.description` (a
+:class:`mbslib.model.Model`: three rigid bodies, crank 0, rod 1, slider 2, four joints and
+gravity), and :meth:`SliderCrank.system` is what the absolute coordinates make of it: the generic
+rigid multibody kernels of :mod:`mbslib.systems.multibody`, where every body carries ``[x, ρ]`` in
+one of the formulations ``RV`` (rotation vector, Lie group, velocity ``[u, ω]``), ``RXYZ``
+(Tait–Bryan xyz, classical formulation 2) or ``EP`` (Euler parameters and the normalisation
+constraints). :func:`mbslib.formulations.lie_group.absolute_model` maps the bodies, gravity and
+the revolute, spherical and universal joints; it does not map prismatic joints yet, so the
+prismatic joint D to the ground becomes the rows of
+:meth:`mbslib.systems.multibody.System.prismatic` here. The 17 joint equations are
 
 =====  ==============================================================
 rows   equation
 =====  ==============================================================
 0–2    revolute A, position: ``x₁ + R₁ a₁ − A``
-3–4    revolute A, axis: ``e_yᵀ R₁ e_x``, ``e_zᵀ R₁ e_x``
+3–4    revolute A, axis: ``e_zᵀ R₁ e_x``, ``−e_yᵀ R₁ e_x``
 5–7    spherical B: ``x₁ + R₁ b₁ − x₂ − R₂ b₂``
 8–10   universal C, position: ``x₂ + R₂ c₂ − x₃`` (slider centre at C)
-11     universal C, cross: ``e_yᵀ R₂ u₂`` (slider y axis ⊥ rod axis ``u₂``)
-12–13  prismatic D: ``e_yᵀ x₃``, ``e_zᵀ x₃``
+11     universal C, cross: ``(R₃ e_y)ᵀ R₂ u₂`` (slider y axis ⊥ rod axis ``u₂``)
+12–13  prismatic D: ``e_zᵀ x₃``, ``−e_yᵀ x₃``
 14–16  prismatic D, no rotation: ``R₃[1,2]``, ``R₃[2,0]``, ``R₃[0,1]``
 =====  ==============================================================
 
@@ -40,16 +44,20 @@ serves as the exact solution.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from mbslib.formulations import lie_group as absolute
+from mbslib.model import Gravity, Joint, Model, RigidBody
 from mbslib.systems import lie_group_mbs as lg
 from mbslib.systems import multibody as mb
+from mbslib.systems.rigid_bodies import principal_frame
 
 #: Formulation codes (those of :mod:`mbslib.systems.multibody`).
 RV, RXYZ, EP = mb.RV, mb.RXYZ, mb.EP
 FORMULATIONS = mb.FORMULATIONS
+_NAMES = {code: name for name, code in FORMULATIONS.items()}
 #: Joint equations (rows of the module table); the EP normalisations follow them.
 N_JOINT = 17
 #: Bodies of :meth:`SliderCrank.system`.
@@ -212,41 +220,36 @@ class SliderCrank:
 
     # -- absolute coordinates ---------------------------------------------------------------
 
-    def system(self) -> mb.System:
-        """The assembly in :mod:`mbslib.systems.multibody`: bodies crank (0), rod (1), slider (2)
-        and the 17 joint rows of the module table, in its order."""
-        _, R = self.configuration(0.0)
+    def description(self) -> Model:
+        """The mechanism, coordinate-free: crank (0), rod (1) and slider (2) at θ = 0, θ̇ = ω₀
+        (:meth:`configuration`, :meth:`velocity_map`), the revolute joint A about the global x
+        axis, the spherical joint B, the universal joint C, the prismatic joint D along the global
+        x axis, and gravity."""
+        x, R = self.configuration(0.0)
+        dx, om = self.velocity_map(0.0)
         half_crank, half_rod = 0.5 * self.crank_length, 0.5 * self.rod_length
-        ex, ey, ez = np.eye(3)
+        ex, ey, _ = np.eye(3)
         origin = np.zeros(3)
-        a1 = np.array([0.0, 0.0, -half_crank])  # crank: A at its lower end (body frame)
-        b1 = np.array([0.0, 0.0, half_crank])  # crank: B at its upper end
-        b2 = np.array([-half_rod, 0.0, 0.0])  # rod: B at its start (body x from B to C)
-        c2 = np.array([half_rod, 0.0, 0.0])  # rod: C at its end
+        bodies = tuple(RigidBody(name, m, J, x[i], R[i], self.omega0 * dx[i], self.omega0 * om[i])
+                       for i, (name, m, J) in enumerate(zip(("crank", "rod", "slider"), self.masses(),
+                                                            self.inertias(), strict=True)))
         u2 = R[ROD_BODY].T @ ex  # rod: the direction that is global x at θ = 0
+        joints = (
+            # A: the crank's lower end (body frame [0, 0, −L/2]) on the pivot, about the global x axis
+            Joint("revolute", None, CRANK_BODY, self.pivot, [0.0, 0.0, -half_crank], ex, ex),
+            # B: the rod's start (body x from B to C) at the crank's upper end
+            Joint("spherical", ROD_BODY, CRANK_BODY, [-half_rod, 0.0, 0.0], [0.0, 0.0, half_crank]),
+            # C: the slider's centre at the rod's end; the slider's y axis ⊥ u₂
+            Joint("universal", SLIDER_BODY, ROD_BODY, origin, [half_rod, 0.0, 0.0], ey, u2),
+            # D: the slider's centre on the global x axis, no rotation
+            Joint("prismatic", None, SLIDER_BODY, origin, origin, ex),
+        )
+        return Model(bodies, joints, Gravity((0.0, 0.0, -self.gravity)))
 
-        S = mb.System(gravity=(0.0, 0.0, -self.gravity))
-        crank = S.body(self.crank_mass, self.crank_inertia)
-        rod = S.body(self.rod_mass, self.rod_inertia)
-        slider = S.body(self.slider_mass, self.slider_inertia)
-        # rows 0–2, revolute A, position: x₁ + R₁ a₁ − A
-        S.spherical(mb.GROUND, np.asarray(self.pivot, dtype=float), crank, a1)
-        # rows 3–4, revolute A, axis: e_yᵀ R₁ e_x, e_zᵀ R₁ e_x (crank x stays the global x)
-        S.align(mb.GROUND, ey, crank, ex)
-        S.align(mb.GROUND, ez, crank, ex)
-        # rows 5–7, spherical B: x₁ + R₁ b₁ − x₂ − R₂ b₂
-        S.spherical(rod, b2, crank, b1)
-        # rows 8–10, universal C, position: x₂ + R₂ c₂ − x₃ (slider centre at C)
-        S.spherical(slider, origin, rod, c2)
-        # row 11, universal C, cross: e_yᵀ R₂ u₂ (the slider, never rotating, has e_y as y axis)
-        S.align(mb.GROUND, ey, rod, u2)
-        # rows 12–13, prismatic D: e_yᵀ x₃, e_zᵀ x₃
-        S.position(mb.GROUND, origin, slider, origin, ey)
-        S.position(mb.GROUND, origin, slider, origin, ez)
-        # rows 14–16, prismatic D, no rotation: R₃[1,2], R₃[2,0], R₃[0,1]
-        S.align(mb.GROUND, ey, slider, ez)
-        S.align(mb.GROUND, ez, slider, ex)
-        S.align(mb.GROUND, ex, slider, ey)
+    def system(self) -> mb.System:
+        """:meth:`description` in absolute coordinates: bodies crank (0), rod (1), slider (2) and
+        the 17 joint rows of the module table, in its order."""
+        S = _absolute_system(self.description())
         assert len(S.rows) == N_JOINT
         return S
 
@@ -258,10 +261,24 @@ class SliderCrank:
 
     def initial_state(self, form) -> np.ndarray:
         """Consistent ``[q0; v0]`` in formulation ``form`` (name or code; θ = 0, θ̇ = ω₀)."""
-        form = formulation_code(form)
-        x, R = self.configuration(0.0)
-        dx, om = self.velocity_map(0.0)
-        return mb.body_coordinates(form, x, R, self.omega0 * dx, self.omega0 * om)
+        return absolute.initial_state(self.description(), _NAMES[formulation_code(form)])
+
+
+def _absolute_system(description: Model) -> mb.System:
+    """``description`` in absolute coordinates, its prismatic joints to the ground included:
+    :func:`mbslib.formulations.lie_group.absolute_model` maps everything else (it refuses
+    prismatic joints), then each prismatic joint appends the rows of
+    :meth:`mbslib.systems.multibody.System.prismatic`."""
+    slides = [j for j in description.joints if j.kind == "prismatic"]
+    if any(j.body_a is not None for j in slides):
+        raise NotImplementedError("absolute coordinates: prismatic joints between two bodies are not available")
+    others = replace(description, joints=tuple(j for j in description.joints if j.kind != "prismatic"))
+    system = mb.System.from_params(absolute.absolute_model(others, "RV").P)
+    for joint in slides:
+        body = description.bodies[joint.body_b]
+        V = principal_frame(body.inertia)[1]  # the body's frame in the system (as absolute_model)
+        system.prismatic(joint.point_a, joint.axis_a, joint.body_b, V.T @ joint.point_b, body.rotation @ V)
+    return system
 
 
 def _vee(A):
