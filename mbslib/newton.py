@@ -344,6 +344,7 @@ def sparse_solve(J, r: np.ndarray) -> np.ndarray:
     Raises ``numpy.linalg.LinAlgError`` for an exactly singular ``J``.
     """
     J = sp.csc_array(J)
+    J.sum_duplicates()  # one stored entry per position (the band takes each once)
     key = J.shape[0], J.nnz
     band = _BANDS.get(key)
     if band is None or not band.fits(J):

@@ -239,3 +239,10 @@ def test_triplets_on_the_same_index_arrays_add_their_values():
     S = A + B
     assert S.rows is rows and S.nnz == 3
     np.testing.assert_array_equal(S.toarray(), A.toarray() + B.toarray())
+
+
+def test_sparse_solve_sums_duplicate_entries():
+    indices, indptr = np.r_[0, np.arange(150)], np.r_[0, np.arange(2, 152)]  # the diagonal, (0, 0) twice
+    A = sp.csc_array((np.ones(151), indices, indptr), shape=(150, 150))
+    assert not A.has_canonical_format
+    np.testing.assert_allclose(newton.sparse_solve(A, np.ones(150)), np.r_[0.5, np.ones(149)])
