@@ -18,22 +18,30 @@ horizon, interleaved with Exudyn likewise, with their ratio to it and their fitt
 They record the start and the end state only (``every=0``), so that the time is the
 integrator's, not that of mapping every step back to body states.
 
+One BLAS thread, as in the book's kernels (``OMP_NUM_THREADS=1`` unless set): with two
+OpenBLAS threads the dense LU of the smaller Python systems (N = 4, 100 unknowns) spends more on
+their synchronisation than on the solve, on a loaded 2-core machine up to fifty times the step.
+
 This is a benchmark, not a test: nothing here passes or fails on a time.
 """
 
 from __future__ import annotations
 
-import argparse
+import os
 
-import numpy as np
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # before NumPy loads OpenBLAS
 
-from mbslib import exudyn_models as ex
-from mbslib.formulations import lie_group
-from mbslib.integrators import generalized_alpha as ga
-from mbslib.shootout import METHODS
-from mbslib.systems import multibody as mb
-from mbslib.systems.chain import chain
-from mbslib.timing import time_interleaved
+import argparse  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from mbslib import exudyn_models as ex  # noqa: E402
+from mbslib.formulations import lie_group  # noqa: E402
+from mbslib.integrators import generalized_alpha as ga  # noqa: E402
+from mbslib.shootout import METHODS  # noqa: E402
+from mbslib.systems import multibody as mb  # noqa: E402
+from mbslib.systems.chain import chain  # noqa: E402
+from mbslib.timing import time_interleaved  # noqa: E402
 
 SIZES = (4, 16, 64)
 H = 1e-3
