@@ -12,26 +12,36 @@ the table gives the median CPU time per step, its spread, the ratio ours/Exudyn,
 iterations per step of both, how far the last rod's centre of mass lies apart at the end (a
 check that both compute the same motion), and the power law fitted to our cost and to Exudyn's.
 A second table times the plain-Python implicit schemes of the shoot-out (EML, MPL and REML in
-unit quaternions, the GGL-VI in directors; :mod:`mbslib.shootout`, sparse Newton matrices and
-SuperLU) over a tenth of the horizon, interleaved with Exudyn likewise, with their ratio to it
-and their fitted exponents.
+unit quaternions, the GGL-VI in directors; :mod:`mbslib.shootout`; sparse Newton matrices, by
+banded LU where their band is narrow, :func:`mbslib.newton.sparse_solve`) over a tenth of the
+horizon, interleaved with Exudyn likewise, with their ratio to it and their fitted exponents.
+They record the start and the end state only (``every=0``), so that the time is the
+integrator's, not that of mapping every step back to body states.
+
+One BLAS thread, as in the book's kernels (``OMP_NUM_THREADS=1`` unless set): with two
+OpenBLAS threads the dense LU of the smaller Python systems (N = 4, 100 unknowns) spends more on
+their synchronisation than on the solve, on a loaded 2-core machine up to fifty times the step.
 
 This is a benchmark, not a test: nothing here passes or fails on a time.
 """
 
 from __future__ import annotations
 
-import argparse
+import os
 
-import numpy as np
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # before NumPy loads OpenBLAS
 
-from mbslib import exudyn_models as ex
-from mbslib.formulations import lie_group
-from mbslib.integrators import generalized_alpha as ga
-from mbslib.shootout import METHODS
-from mbslib.systems import multibody as mb
-from mbslib.systems.chain import chain
-from mbslib.timing import time_interleaved
+import argparse  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from mbslib import exudyn_models as ex  # noqa: E402
+from mbslib.formulations import lie_group  # noqa: E402
+from mbslib.integrators import generalized_alpha as ga  # noqa: E402
+from mbslib.shootout import METHODS  # noqa: E402
+from mbslib.systems import multibody as mb  # noqa: E402
+from mbslib.systems.chain import chain  # noqa: E402
+from mbslib.timing import time_interleaved  # noqa: E402
 
 SIZES = (4, 16, 64)
 H = 1e-3
@@ -94,7 +104,7 @@ def python_implicit(t_end: float, rounds: int) -> None:
         description = chain(n)
         system = ex.spherical_system(description, "RV")
         calls = {"exudyn": lambda system=system: ex.solve(system, "GeneralizedAlpha", H, t_end)}
-        calls |= {name: (lambda name=name, model=description: METHODS[name].run(model, H, t_end))
+        calls |= {name: (lambda name=name, model=description: METHODS[name].run(model, H, t_end, every=0))
                   for name in PYTHON_IMPLICIT}
         t = time_interleaved(calls, rounds=rounds)
         steps = round(t_end / H)
@@ -102,7 +112,7 @@ def python_implicit(t_end: float, rounds: int) -> None:
             ms[name].append(1e3 * t[name].median / steps)
         cells = []
         for name in PYTHON_IMPLICIT:
-            run = METHODS[name].run(description, H, t_end)
+            run = METHODS[name].run(description, H, t_end, every=0)
             its = run.work.newton_iterations / run.work.steps
             cells.append(f"{ms[name][-1]:7.2f} ({ms[name][-1] / ms['exudyn'][-1]:5.1f}×) {its:4.2f}")
         print(f"{n:3d} {ms['exudyn'][-1]:8.2f} " + " ".join(f"{c:>21}" for c in cells), flush=True)

@@ -142,3 +142,13 @@ def test_the_dense_matrices_are_the_per_body_blocks_summed_in_order():
         np.testing.assert_array_equal(H[r, r], hessian)
         np.testing.assert_array_equal(Dg[system.N + 3 * a:system.N + 3 * a + 3, r],
                                       -rotate_jacobian(q1[r], system.joints[a][1][1]))
+
+
+@pytest.mark.parametrize("scheme", ["EML", "MPL"])
+def test_eliminating_v_and_p_gives_the_newton_update_of_the_whole_matrix(scheme):
+    system = QuaternionSystem(chain(6))
+    x_n, x_n1 = perturbed_state(system), perturbed_state(system)
+    R, newton_matrix = livens._livens_equations(system, x_n, x_n1, 1e-3, 0.0, scheme == "EML", True, eliminate=True)
+    K = SCHEMES[scheme][2](system, x_n, x_n1, 1e-3, sparse=True)
+    whole = spla.splu(sp.csc_array(K)).solve(R)
+    np.testing.assert_allclose(newton_matrix().solve(R), whole, rtol=0, atol=1e-9 * np.abs(whole).max())

@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from mbslib import newton
 from mbslib.newton import NewtonError, Triplets, block_matrix, fd_jacobian, newton_solve
 
 
@@ -185,3 +186,63 @@ def test_sparse_newton_matrices_of_one_structure_reuse_its_layout_and_stay_exact
         reference = sp.csc_array((A.values, pattern), shape=(6, 6))
         np.testing.assert_allclose(K.toarray(), reference.toarray(), rtol=0, atol=1e-15)
         assert K.nnz == reference.nnz  # duplicates summed into one slot
+
+
+def test_sparse_solve_takes_a_narrow_band_by_banded_lu_and_a_wide_one_by_superlu():
+    rng = np.random.default_rng(3)
+    n = 300
+    # a chain-like matrix: tridiagonal blocks of 3 × 3, rows and columns shuffled (the band order
+    # is found by reverse Cuthill–McKee), with a zero diagonal entry that needs a row swap
+    dense = np.zeros((n, n))
+    for i in range(0, n - 3, 3):
+        dense[i:i + 6, i:i + 6] += rng.normal(size=(6, 6))
+    dense[0, 0] = 0.0
+    shuffle = rng.permutation(n)
+    narrow = sp.csc_array(dense[np.ix_(shuffle, shuffle)])
+    wide = sp.csc_array(narrow + sp.random_array((n, n), density=0.02, rng=rng) + 10.0 * sp.eye_array(n))
+    b = rng.normal(size=n)
+    for A, banded in ((narrow, True), (wide, False)):
+        x = newton.sparse_solve(A, b)
+        band = newton._BANDS[(n, A.nnz)]
+        assert (band.kl + band.ku <= newton.BAND_WIDTH_MAX) == banded
+        np.testing.assert_allclose(x, np.linalg.solve(A.toarray(), b), rtol=1e-10, atol=1e-10 * np.abs(x).max())
+    with pytest.raises(np.linalg.LinAlgError):
+        newton.sparse_solve(sp.csc_array(np.diag(np.r_[np.ones(n - 1), 0.0]) + sp.eye_array(n, k=1)), b)
+
+
+def test_sparse_block_matrices_from_the_same_index_arrays_reuse_their_structure():
+    rng = np.random.default_rng(5)
+    rows, cols = rng.integers(0, 6, 20), rng.integers(0, 6, 20)
+    assert Triplets.identity(6).rows is Triplets.identity(6).cols is Triplets.identity(6, 2.0).rows
+    for _ in range(2):
+        A = Triplets(rows, cols, rng.normal(size=20), (6, 6))
+        empty = Triplets(np.zeros(0, dtype=int), np.zeros(0, dtype=int), np.zeros(0), (6, 6))
+        K = block_matrix([[[A, Triplets.identity(6), empty]]], (6,), True)
+        np.testing.assert_allclose(K.toarray(), A.toarray() + np.eye(6), rtol=0, atol=1e-15)
+    assert any(layout[0][0][0] is rows for layout in newton._LAYOUTS.values())
+
+
+def test_newton_takes_a_jacobian_that_solves_itself():
+    class Scaled:
+        def solve(self, r):
+            return r / 2.0
+
+    x, report = newton_solve(lambda x: 2.0 * x - 4.0, np.zeros(3), lambda x: Scaled())
+    np.testing.assert_array_equal(x, np.full(3, 2.0))
+    assert report.n_iter == 1
+
+
+def test_triplets_on_the_same_index_arrays_add_their_values():
+    rows, cols = np.array([0, 1, 1]), np.array([1, 0, 1])
+    A = Triplets(rows, cols, np.array([1.0, 2.0, 3.0]), (2, 2))
+    B = Triplets(rows, cols, np.array([4.0, 5.0, 6.0]), (2, 2))
+    S = A + B
+    assert S.rows is rows and S.nnz == 3
+    np.testing.assert_array_equal(S.toarray(), A.toarray() + B.toarray())
+
+
+def test_sparse_solve_sums_duplicate_entries():
+    indices, indptr = np.r_[0, np.arange(150)], np.r_[0, np.arange(2, 152)]  # the diagonal, (0, 0) twice
+    A = sp.csc_array((np.ones(151), indices, indptr), shape=(150, 150))
+    assert not A.has_canonical_format
+    np.testing.assert_allclose(newton.sparse_solve(A, np.ones(150)), np.r_[0.5, np.ones(149)])

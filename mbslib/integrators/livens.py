@@ -32,9 +32,12 @@ and linear solves, so that cost claims (paper Fig. 9) rest on counts, not on mea
 
 Large systems (:data:`SPARSE_FROM` unknowns on) assemble the residual and the Newton matrix of
 EML, MPL and REML from the system's sparse matrices (``sparse=True`` of
-:class:`~mbslib.formulations.quaternions.QuaternionSystem`) and factor it by sparse LU, so that
-for a chain of bodies the work of a step grows linearly with the number of bodies; the smaller
-systems keep the dense matrices and LAPACK's LU.
+:class:`~mbslib.formulations.quaternions.QuaternionSystem`); EML and MPL eliminate v and p from
+their Newton system (``_WithoutVP``), which leaves REML's unknowns, and the sparse matrix
+is factored by :func:`mbslib.newton.sparse_solve` (a banded LU for a chain), so that for a chain
+of bodies the work of a step grows linearly with the number of bodies; the smaller systems keep
+the dense matrices and LAPACK's LU. A Newton matrix is built from the evaluations of the
+residual at the same iterate.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import scipy.sparse as sp
 
-from mbslib.newton import NewtonError, NewtonReport, Triplets, block_matrix, newton_solve
+from mbslib.newton import NewtonError, NewtonReport, Triplets, block_matrix, newton_solve, sparse_solve
 from mbslib.quaternions import G, KineticParts, Ql, Qr, exp_s3_with_jacobian, minus
 from mbslib.validation import positive
 
@@ -180,8 +183,9 @@ def split_state(system: LivensSystem | QuaternionBodySystem, x):
 
 JACOBIANS = ("analytic", "fd")
 #: Newton systems of at least this many unknowns (3n + m for EML and MPL, n + m for REML) are
-#: assembled from sparse matrices and factored sparsely (SuperLU); on the chain the sparse step
-#: overtook the dense one between 100 and 180 unknowns (CPU time on the book's 2-core machine).
+#: assembled from sparse matrices and factored sparsely; on the chain the sparse step (then by
+#: SuperLU, without eliminating v and p) overtook the dense one between 100 and 180 unknowns (CPU
+#: time on the book's 2-core machine).
 #: The systems of chapter 000 stay below (the four-bar loop has 100) and keep LAPACK's dense
 #: LU, which is faster for the smallest ones (the sparse matrices cost a fixed time to build).
 SPARSE_FROM = 120
@@ -274,15 +278,17 @@ def _pieces(system: LivensSystem, q0, q1, v0, v1, discrete, sparse=False):
 # ---------------------------------------------------------------------------------------------
 
 
-def _livens_equations(system: LivensSystem, x_n, x_n1, h, t, discrete, with_jacobian, sparse=None):
-    """Residual (and Jacobian in ``[q1, p1, v1, λ]``) of EML (``discrete``) or MPL.
+def _livens_equations(system: LivensSystem, x_n, x_n1, h, t, discrete, sparse=None, eliminate=False):
+    """Residual of EML (``discrete``) or MPL, and a function giving its Jacobian in
+    ``[q1, p1, v1, λ]`` from the same evaluations.
 
     R1 = q1 - q0 - h v^{n+1/2}                                              (72a)
     R2 = p1 - p0 - h ∂̄_qT + h ∇̄V + h ∇g(q^{n+1/2})ᵀλ - h f_ext^{n+1/2}     (72b)
     R3 = p^{n+1/2} - ∂̄_vT                                                   (72c)
     R4 = g(q1)                                                              (72d)
 
-    The Jacobian is a sparse CSC array if the system is solved sparsely (:func:`uses_sparse`).
+    The Jacobian is a sparse CSC array if the system is solved sparsely (:func:`uses_sparse`),
+    with ``eliminate`` the Newton matrix solved with v and p eliminated (``_WithoutVP``).
     """
     n, m = system.n, system.m
     sparse = uses_sparse(3 * n + m, sparse)
@@ -298,53 +304,96 @@ def _livens_equations(system: LivensSystem, x_n, x_n1, h, t, discrete, with_jaco
         R2 = R2 - h * f
     R1, R3 = q1 - q0 - 0.5 * h * (v0 + v1), 0.5 * (p0 + p1) - k.Tv
     R = np.concatenate([R1, R2, R3, system.constraint(q1)])
-    if not with_jacobian:
-        return R
-    I = Triplets.identity(n) if sparse else np.eye(n)
-    R2_q = [-h * k.Tq_q, h * Vb_q, 0.5 * h * system.constraint_hessian(qm, lam, **kw)]  # a sum
-    R2_v = [-h * k.Tq_v]
-    if f is not None:
-        R2_q.append(-h * f_q)
-        R2_v.append(-h * f_v)
-    # block rows R1..R4, block columns q1, p1, v1, λ
-    K = block_matrix([[I, None, -0.5 * h * I, None],
-                      [R2_q, I, R2_v, h * Dg.T],
-                      [-k.Tv_q, 0.5 * I, -k.Tv_v, None],
-                      [system.constraint_jacobian(q1, **kw), None, None, None]], (n, n, n, m), sparse)
-    return R, K
+
+    def newton_matrix():
+        R2_q = [-h * k.Tq_q, h * Vb_q, 0.5 * h * system.constraint_hessian(qm, lam, **kw)]  # a sum
+        R2_v = [-h * k.Tq_v]
+        if f is not None:
+            R2_q.append(-h * f_q)
+            R2_v.append(-h * f_v)
+        Dg1 = system.constraint_jacobian(q1, **kw)
+        if sparse and eliminate:
+            return _WithoutVP(h, R2_q, R2_v, k.Tv_q, k.Tv_v, h * Dg.T, Dg1)
+        I = Triplets.identity(n) if sparse else np.eye(n)
+        # block rows R1..R4, block columns q1, p1, v1, λ
+        return block_matrix([[I, None, -0.5 * h * I, None],
+                             [R2_q, I, R2_v, h * Dg.T],
+                             [-k.Tv_q, 0.5 * I, -k.Tv_v, None],
+                             [Dg1, None, None, None]], (n, n, n, m), sparse)
+
+    return R, newton_matrix
+
+
+class _WithoutVP:
+    """The sparse Newton matrix of EML or MPL, solved with v and p eliminated: its rows (72a) and
+    (72c) are linear in them, ``dv = (2/h)(dq − r1)`` and ``dp = 2(r3 + ∂T_v/∂q dq + ∂T_v/∂v dv)``
+    (their blocks as in the Jacobian, ``∂T_v`` the derivatives of ``∂̄_vT``), which leaves the
+    unknowns ``(q1, λ)`` of REML's size:
+
+        [R2_q + 2 ∂T_v/∂q + (2/h) W] dq + h Dgᵀ dλ = r2 − 2 r3 + (2/h) W r1,   Dg(q1) dq = r4,
+
+    ``W = 2 ∂T_v/∂v + R2_v`` (``R2_q, R2_v``: the blocks of row 72b). The same Newton update as
+    the whole matrix's, up to round-off, from a system of n + m unknowns instead of 3n + m.
+    """
+
+    def __init__(self, h, R2_q, R2_v, Tv_q, Tv_v, hDgT, Dg1):
+        self.h, self.n, self.Tv_q, self.Tv_v = h, Tv_q.shape[0], Tv_q, Tv_v
+        self.W = [2.0 * Tv_v, *R2_v]
+        reduced = [*R2_q, 2.0 * Tv_q, *(2.0 / h * w for w in self.W)]
+        self.matrix = block_matrix([[reduced, hDgT], [Dg1, None]], (self.n, Dg1.shape[0]), True)
+
+    def solve(self, r):
+        h, n = self.h, self.n
+        r1, r2, r3, r4 = r[:n], r[n : 2 * n], r[2 * n : 3 * n], r[3 * n :]
+        W_r1 = sum(w @ r1 for w in self.W)
+        y = sparse_solve(self.matrix, np.concatenate([r2 - 2.0 * r3 + 2.0 / h * W_r1, r4]))
+        dq = y[:n]
+        dv = 2.0 / h * (dq - r1)
+        dp = 2.0 * (r3 + self.Tv_q @ dq + self.Tv_v @ dv)
+        return np.concatenate([dq, dp, dv, y[n:]])
 
 
 def residual_eml(system: LivensSystem, x_n, x_n1, h, t=0.0, sparse=None) -> np.ndarray:
     """Residual of the EML scheme (72a–d), shape (3n + m,); ``sparse`` as in :func:`step_eml`."""
-    return _livens_equations(system, x_n, x_n1, h, t, True, False, sparse)
+    return _livens_equations(system, x_n, x_n1, h, t, True, sparse)[0]
 
 
 def jacobian_eml(system: LivensSystem, x_n, x_n1, h, t=0.0, sparse=None):
     """Analytic Jacobian of :func:`residual_eml` with respect to ``x_n1``, shape (3n+m, 3n+m)
     (sparse CSC if solved sparsely, :func:`uses_sparse`)."""
-    return _livens_equations(system, x_n, x_n1, h, t, True, True, sparse)[1]
+    return _livens_equations(system, x_n, x_n1, h, t, True, sparse)[1]()
 
 
 def residual_mpl(system: LivensSystem, x_n, x_n1, h, t=0.0, sparse=None) -> np.ndarray:
     """Residual of the midpoint rule on Livens' equations (MPL), shape (3n + m,)."""
-    return _livens_equations(system, x_n, x_n1, h, t, False, False, sparse)
+    return _livens_equations(system, x_n, x_n1, h, t, False, sparse)[0]
 
 
 def jacobian_mpl(system: LivensSystem, x_n, x_n1, h, t=0.0, sparse=None):
     """Analytic Jacobian of :func:`residual_mpl` with respect to ``x_n1``."""
-    return _livens_equations(system, x_n, x_n1, h, t, False, True, sparse)[1]
+    return _livens_equations(system, x_n, x_n1, h, t, False, sparse)[1]()
+
+
+def _solve_shared(equations, x0, t, kind):
+    """:func:`_solve` for ``equations(z) -> (R, newton_matrix)``: the Newton matrix at an
+    iterate is built from the evaluations of its residual (Newton asks for both at one iterate)."""
+    last = {}
+
+    def residual(z):
+        last["z"], (R, last["matrix"]) = z, equations(z)
+        return R
+
+    def jacobian(z):
+        return last["matrix"]() if last.get("z") is z else equations(z)[1]()
+
+    return _solve(residual, x0, jacobian, t, kind)
 
 
 def _step_livens(system: LivensSystem, x_n, h, t, discrete, jacobian, sparse):
     positive(h=h)
     x_n = np.asarray(x_n, dtype=float)
-    x1, rep = _solve(
-        lambda z: _livens_equations(system, x_n, z, h, t, discrete, False, sparse),
-        x_n,  # initial guess: the previous state, λ^n included
-        lambda z: _livens_equations(system, x_n, z, h, t, discrete, True, sparse)[1],
-        t,
-        jacobian,
-    )
+    x1, rep = _solve_shared(lambda z: _livens_equations(system, x_n, z, h, t, discrete, sparse, eliminate=True),
+                            x_n, t, jacobian)  # initial guess: the previous state, λ^n included
     _guard_antipodal(system, x_n[: system.n], x1[: system.n], rep.residual_history, t)
     return x1, rep
 
@@ -379,9 +428,9 @@ def reml_recover(system: LivensSystem, x_n, q1, h, lam=None, sparse=None):
     return np.concatenate([q1, p1, v1, lam0 if lam is None else lam])
 
 
-def _reml_equations(system: LivensSystem, x_n, y, h, t, with_jacobian, sparse=None):
-    """Residual (103) in ``y = [q1, λ]`` (n + m unknowns) and its Jacobian (sparse CSC if solved
-    sparsely, :func:`uses_sparse`)."""
+def _reml_equations(system: LivensSystem, x_n, y, h, t, sparse=None):
+    """Residual (103) in ``y = [q1, λ]`` (n + m unknowns) and a function giving its Jacobian
+    from the same evaluations (sparse CSC if solved sparsely, :func:`uses_sparse`)."""
     n, m = system.n, system.m
     sparse = uses_sparse(n + m, sparse)
     kw = _sparse_keyword(sparse)
@@ -398,25 +447,26 @@ def _reml_equations(system: LivensSystem, x_n, y, h, t, with_jacobian, sparse=No
     if f is not None:
         Ra = Ra - h * f
     R = np.concatenate([Ra, system.constraint(q1)])
-    if not with_jacobian:
-        return R
-    dv = 2.0 / h  # dv1/dq1 = (2/h) I
-    Ra_q = [2.0 * k.Tv_q, 2.0 * dv * k.Tv_v, -h * (k.Tq_q + dv * k.Tq_v), h * Vb_q,
-            0.5 * h * system.constraint_hessian(qm, lam, **kw)]  # a sum
-    if f is not None:
-        Ra_q.append(-h * (f_q + dv * f_v))
-    K = block_matrix([[Ra_q, h * Dg.T], [system.constraint_jacobian(q1, **kw), None]], (n, m), sparse)
-    return R, K
+
+    def newton_matrix():
+        dv = 2.0 / h  # dv1/dq1 = (2/h) I
+        Ra_q = [2.0 * k.Tv_q, 2.0 * dv * k.Tv_v, -h * (k.Tq_q + dv * k.Tq_v), h * Vb_q,
+                0.5 * h * system.constraint_hessian(qm, lam, **kw)]  # a sum
+        if f is not None:
+            Ra_q.append(-h * (f_q + dv * f_v))
+        return block_matrix([[Ra_q, h * Dg.T], [system.constraint_jacobian(q1, **kw), None]], (n, m), sparse)
+
+    return R, newton_matrix
 
 
 def residual_reml(system: LivensSystem, x_n, y, h, t=0.0, sparse=None) -> np.ndarray:
     """Residual of REML (103) in ``y = [q^{n+1}, λ]``, shape (n + m,)."""
-    return _reml_equations(system, x_n, y, h, t, False, sparse)
+    return _reml_equations(system, x_n, y, h, t, sparse)[0]
 
 
 def jacobian_reml(system: LivensSystem, x_n, y, h, t=0.0, sparse=None):
     """Analytic Jacobian of :func:`residual_reml`, shape (n + m, n + m)."""
-    return _reml_equations(system, x_n, y, h, t, True, sparse)[1]
+    return _reml_equations(system, x_n, y, h, t, sparse)[1]()
 
 
 def step_reml(system: LivensSystem, x_n, h, t=0.0, jacobian="analytic", sparse=None):
@@ -426,13 +476,8 @@ def step_reml(system: LivensSystem, x_n, h, t=0.0, jacobian="analytic", sparse=N
     x_n = np.asarray(x_n, dtype=float)
     n = system.n
     q0, _, _, lam0 = split_state(system, x_n)
-    y, rep = _solve(
-        lambda z: _reml_equations(system, x_n, z, h, t, False, sparse),
-        np.concatenate([q0, lam0]),
-        lambda z: _reml_equations(system, x_n, z, h, t, True, sparse)[1],
-        t,
-        jacobian,
-    )
+    y, rep = _solve_shared(lambda z: _reml_equations(system, x_n, z, h, t, sparse), np.concatenate([q0, lam0]), t,
+                           jacobian)
     _guard_antipodal(system, q0, y[:n], rep.residual_history, t)
     return reml_recover(system, x_n, y[:n], h, y[n:], sparse), rep
 
