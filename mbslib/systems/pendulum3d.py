@@ -57,11 +57,12 @@ class Pendulum3D:
     def model(self) -> Model:
         """The pendulum as a description, with the initial data of eq. (42).
 
-        No rigid body of mass m has the inertia J I about a pivot |rho0| from its centre of mass
-        unless J > 2 m |rho0|² (:func:`pendulum_model`), and m = g = J = 1 with |rho0| = 1 does not
-        pass. The pendulum feels m and g only through its weight m g (the pivot ties the centre's
-        motion to the rotation, eqs. 39-41), so the description takes the mass ``J/(3|rho0|²)`` and
-        the gravity ``3 m g |rho0|²/J``: the same J, weight, motion and invariants (41a–c).
+        No rigid body of mass ``m`` has the inertia ``J I`` about a pivot ``a = |rho0|`` from its
+        centre of mass unless ``J > 2 m a²`` (:func:`pendulum_model`), and ``m = g = J = a = 1``
+        does not pass. The pendulum feels m and g only through its weight m g (the pivot ties the
+        centre's motion to the rotation, eqs. 39-41), so the description takes the mass
+        ``J/(3 a²)`` and the gravity ``3 m g a²/J``: the same J, weight, motion and invariants
+        (41a–c).
         """
         arm2 = float(np.dot(self.rho0, self.rho0))
         return pendulum_model(inertia=self.J, mass=self.J / (3 * arm2), g=3 * self.m * self.g * arm2 / self.J,
