@@ -101,6 +101,31 @@ def test_constraint_jacobian_and_hessians_match_finite_differences(system):
     assert np.allclose(system.G(Q)[3], system.G(Q[3]))
 
 
+@pytest.mark.parametrize("scaling", ["paper", "metis"])
+def test_top_description_gives_the_papers_director_top(scaling):
+    """The director system of the description equals the top assembled from eqs. (58)-(64) by
+    hand, and its initial coordinates are eqs. (65)-(68), to the last bit."""
+    P = ex.HeavyTopParams()
+    body = dr.DirectorBody(P.mass, tuple(dr.euler_tensor_values(P.J)))
+    paper = dr.assemble([body], (0.0, 0.0, -P.g), [dr.GroundPivot(0, (0.0, 0.0, -P.l), (0.0, 0.0, 0.0))])
+    if scaling == "metis":  # d_i·d_j/2 and φ/l − d_3
+        paper = paper.with_constraint_scaling([1, 1, 1, 0.5, 0.5, 0.5] + [1 / P.l] * 3)
+    ours = ex.heavy_top(P, scaling)
+    np.testing.assert_array_equal(ours.M, paper.M)
+    np.testing.assert_array_equal(ours.f, paper.f)
+    assert ours.K.nnz == paper.K.nnz == ours.C.nnz == paper.C.nnz == 0
+    np.testing.assert_array_equal(ours.constraints.H.todense(), paper.constraints.H.todense())
+    np.testing.assert_array_equal(ours.constraints.A, paper.constraints.A)
+    np.testing.assert_array_equal(ours.constraints.c, paper.constraints.c)
+    ca, sa = np.cos(P.alpha0), np.sin(P.alpha0)
+    d1, d2, d3 = np.array([[1.0, 0.0, 0.0], [0.0, ca, -sa], [0.0, sa, ca]]).T  # R_0 e_i, eq. (67)
+    omega = P.omega_p * np.array([0.0, 0.0, 1.0]) + P.omega_s * d3  # eqs. (65)-(66)
+    blocks = (P.l * d3, d1, d2, d3)  # φ = l d_3, eq. (68)
+    q0, qdot0 = ex.heavy_top_initial_state(P)
+    np.testing.assert_array_equal(q0, np.concatenate(blocks))
+    np.testing.assert_array_equal(qdot0, np.concatenate([np.cross(omega, x) for x in blocks]))
+
+
 def test_top_initial_data_match_spec_values():
     P = ex.HeavyTopParams()
     assert P.mass == pytest.approx(0.225 * np.pi, rel=1e-14)

@@ -74,7 +74,8 @@ def test_compiled_models_of_chapter_002(model):
     assert isinstance(model, GeneralizedAlphaModel)
 
 
-@pytest.mark.parametrize("system", [Pendulum3D(), make_torus()], ids=lambda s: type(s).__name__)
+@pytest.mark.parametrize("system", [PivotedRodriguesSystem(Pendulum3D().model()), make_torus()],
+                         ids=lambda s: type(s).__name__)
 def test_spherical_bodies_of_chapter_003(system):
     assert isinstance(system, SphericalBodies)
 

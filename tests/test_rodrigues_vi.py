@@ -4,15 +4,18 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
+from mbslib import model as mm
 from mbslib import rodrigues as rr
+from mbslib.formulations.rodrigues import PivotedRodriguesSystem
 from mbslib.integrators import rodrigues_vi as rv
 from mbslib.studies import binder_torus as ts
 from mbslib.systems import binder_torus as bt
-from mbslib.systems.pendulum3d import Pendulum3D, initial_conditions, reference_solution, rotation_angle
+from mbslib.systems.pendulum3d import Pendulum3D, initial_conditions, pendulum_model, reference_solution, rotation_angle
 from mbslib.trajectory import IntegrationError, Trajectory, Work
 
 RNG = np.random.default_rng(20211203)
-PEND = Pendulum3D()
+PAPER = Pendulum3D()  # the paper's parameters and invariants (41a-c)
+PEND = PivotedRodriguesSystem(PAPER.model())  # what the maps run
 
 
 def pendulum_state(alpha0=None, w0=None):
@@ -102,15 +105,15 @@ def test_pendulum_torque_matches_finite_differences_off_identity():
     for c in range(3):
         e = np.zeros(3)
         e[c] = eps
-        fd = -(PEND.potential(rr.rr_compose(alpha, e)) - PEND.potential(rr.rr_compose(alpha, -e))) / (2 * eps)
+        fd = -(PAPER.potential(rr.rr_compose(alpha, e)) - PAPER.potential(rr.rr_compose(alpha, -e))) / (2 * eps)
         assert np.abs(fd - T[:, c]).max() <= 1e-8
 
 
 def test_pendulum_initial_conditions_eq42():
     a0, w0 = initial_conditions()
     assert abs(np.linalg.norm(a0) - 4.828427) < 1e-6
-    assert abs(PEND.axis_spin(a0, w0)) <= 1e-16
-    assert abs(PEND.energy(a0, w0) - 0.7471067812) < 1e-10
+    assert abs(PAPER.axis_spin(a0, w0)) <= 1e-16
+    assert abs(PAPER.energy(a0, w0) - 0.7471067812) < 1e-10
 
 
 @pytest.mark.parametrize("bad, name", [(dict(J=-1.0), "J"), (dict(m=0.0), "m"), (dict(g=np.nan), "g"),
@@ -121,13 +124,54 @@ def test_pendulum_validates_on_construction(bad, name):
         Pendulum3D(**bad)
 
 
+@pytest.mark.parametrize("paper", [PAPER, Pendulum3D(m=2.0, g=1.5, J=0.7, rho0=(0.3, -0.2, 0.5))],
+                         ids=["chapter", "tilted arm"])
+def test_pendulum_description_is_the_papers_pendulum(paper):
+    """The description's maps see the paper's J, torque (40) and initial data (42); its energy,
+    angular momentum and pivot distance are the paper's invariants (41a-c) along a run."""
+    model = paper.model()
+    (body,), (pivot,) = model.bodies, model.joints
+    rho0 = np.array(paper.rho0)
+    assert body.mass * model.gravity.g[2] == pytest.approx(paper.m * paper.g, rel=1e-15)  # the weight m g
+    np.testing.assert_allclose(-pivot.point_b, rho0, rtol=0, atol=0)
+    system = PivotedRodriguesSystem(model)
+    assert system.J == pytest.approx(paper.J, rel=1e-15)
+    a0, w0 = initial_conditions()
+    state = system.initial_state()
+    np.testing.assert_allclose(state.alpha[0], a0, rtol=1e-15)
+    np.testing.assert_allclose(state.w[0], w0, rtol=0, atol=1e-16)
+    alpha = RNG.normal(size=(6, 3))
+    _, T = system.force_torque(np.zeros((6, 3)), alpha)
+    np.testing.assert_allclose(T, paper.m * paper.g * np.cross(rr.rr_matrix(alpha) @ rho0, [0.0, 0.0, 1.0]),
+                               rtol=0, atol=1e-15)  # eq. (40), repaired
+    run = rv.run(rv.step_23, system, state, 0.05, 200)
+    _, _, alpha, w = rv.states_of(run.x)[:, :, 0].transpose(1, 0, 2)
+    states = system.body_states(run.t, run.x)
+    np.testing.assert_allclose(mm.total_energy(model, states), paper.energy(alpha, w), rtol=1e-14)  # (41a)
+    axis = np.einsum("tij,j->ti", states.rotation[:, 0], rho0)
+    L = mm.angular_momentum(model, states)  # about the pivot: J Ω, J spherical there
+    np.testing.assert_allclose(np.einsum("ti,ti->t", axis, L) / paper.J, paper.axis_spin(alpha, w),
+                               rtol=0, atol=1e-14)  # (41b)
+    np.testing.assert_allclose(np.linalg.norm(states.position[:, 0], axis=1), paper.axis_length(alpha),
+                               rtol=1e-15)  # (41c): the centre's distance to the pivot
+    assert np.abs(mm.constraint_residuals(model, states)).max() < 1e-15
+
+
+@pytest.mark.parametrize("kwargs, match", [(dict(inertia=1.0, mass=1.0, g=1.0), "inertia must exceed"),
+                                           (dict(inertia=1.0, mass=0.25, g=1.0, rho0=(0.0, 0.0, 0.0)), "rho0"),
+                                           (dict(inertia=1.0, mass=0.25, g=-1.0), "g")])
+def test_pendulum_model_names_what_is_not_a_rigid_body(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        pendulum_model(**kwargs)
+
+
 @pytest.mark.parametrize("name", ["23", "25", "27", "27*"])
 def test_pendulum_invariants_to_round_off(name):
     run = rv.run(rv.STEPS[name], PEND, pendulum_state(), 0.01, 1000)
     alpha, w = rv.states_of(run.x)[:, 2:, 0].transpose(1, 0, 2)
-    assert np.abs(PEND.axis_spin(alpha, w)).max() <= 1e-13  # (41b)
+    assert np.abs(PAPER.axis_spin(alpha, w)).max() <= 1e-13  # (41b)
     assert np.abs(w[:, 2] - w[0, 2]).max() <= 1e-13  # e3·Ω
-    assert np.abs(PEND.axis_length(alpha) - 1).max() <= 1e-14 * 2  # (41c)
+    assert np.abs(PAPER.axis_length(alpha) - 1).max() <= 1e-14 * 2  # (41c)
 
 
 def test_map23_satisfies_del_equation_and_equals_map21():
@@ -164,7 +208,7 @@ def test_flat_step_adapter_with_simulate():
 def test_pendulum_observed_order(name, order):
     a0, w0 = initial_conditions()
     t_end, hs = 1.0, [0.02, 0.01, 0.005]
-    R_ref, w_ref = reference_solution(PEND, a0, w0, np.array([0.0, t_end]))
+    R_ref, w_ref = reference_solution(PAPER, a0, w0, np.array([0.0, t_end]))
     errs = []
     for h in hs:
         _, _, alpha, w = rv.states_of(rv.run(rv.STEPS[name], PEND, pendulum_state(), h, round(t_end / h)).x)[-1]
@@ -303,7 +347,7 @@ def test_run_returns_a_trajectory_and_ends_where_eq16_has_no_root():
     assert rv.run(rv.step_25, PEND, spun, 0.1, 10).ok
     # a strong pendulum swinging down speeds up until h|p| reaches 1 in a later step: the steps
     # before it are kept
-    strong = Pendulum3D(g=10.0)
+    strong = PivotedRodriguesSystem(Pendulum3D(g=10.0).model())
     late = rv.run(rv.step_23, strong, rv.initial_state(strong, np.zeros(3), np.zeros(3), initial_conditions()[0],
                                                        [0.0, 9.0, 0.0]), 0.1, 10)
     k = late.failed_step

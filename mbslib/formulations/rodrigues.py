@@ -7,7 +7,12 @@ the method needs. The state of each body is its centre of mass, its attitude as 
 Rodrigues vector (``R = cay(α)``) and the spatial angular velocity ``R Ω``.
 
 :class:`PivotedRodriguesSystem` is the other class the paper runs, the 3-D pendulum (Sect. 3):
-one body held at a ground point, spherical about that point, under gravity.
+one body held at a ground point, spherical about that point, under gravity
+(:meth:`mbslib.systems.pendulum3d.Pendulum3D.model`). The paper's particle–binder torus (Sect. 4,
+:mod:`mbslib.systems.binder_torus`) has no description: its binder bonds are potentials of the
+relative rotation of neighbouring particles and its contacts are Hertz laws between every pair and
+against the wall, forces that a :class:`~mbslib.model.Model` (gravity, point springs, applied
+loads) does not have.
 """
 
 from __future__ import annotations
@@ -84,8 +89,8 @@ class PivotedRodriguesSystem:
 
     The maps see the attitude alone (``x ≡ v ≡ 0``), the scalar inertia ``j`` about the pivot and
     the spatial torque of gravity about it, ``(R a) × m g`` with ``a`` the pivot → centre-of-mass
-    arm in the body frame. A model outside this class raises ``ValueError`` saying what the
-    method needs.
+    arm in the body frame; ``m`` and ``J`` are the one body's mass and ``j``, scalars. A model
+    outside this class raises ``ValueError`` saying what the method needs.
     """
 
     def __init__(self, model: Model):
@@ -102,13 +107,13 @@ class PivotedRodriguesSystem:
             raise ValueError("pivoted rescaled Rodrigues maps need a spherical inertia about the pivot (J_O = j I); "
                              f"body {body.name!r} has J_O = {J_pivot.tolist()}")
         self.model, self.joint = model, joint
-        self.m, self.J = np.array([body.mass]), np.array([j])
+        self.m, self.J = body.mass, float(j)
         self.g = np.zeros(3) if model.gravity is None else model.gravity.g
 
     def force_torque(self, x, alpha):
         """No force on the (frozen) centre, and the spatial torque ``(R a) × m g`` about the pivot."""
         arm = rr_matrix(alpha) @ self.arm
-        return np.zeros_like(x), np.cross(arm, self.m[:, None] * self.g)
+        return np.zeros_like(x), np.cross(arm, self.m * self.g)
 
     def initial_state(self) -> rr.RRState:
         body = self.model.bodies[0]

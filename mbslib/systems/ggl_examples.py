@@ -1,7 +1,9 @@
 """The two examples of Kinon, Betsch & Schneider (MSD 2023), Sect. 5, in director coordinates.
 
 * :func:`heavy_top` — a cone spinning about its fixed tip under gravity, with initial data for
-  steady precession (Sect. 5.1, eqs. 58-68).
+  steady precession (Sect. 5.1, eqs. 58-68): the director system
+  (:func:`mbslib.formulations.directors.director_system`) of the description
+  :func:`heavy_top_model`.
 * :func:`double_four_bar` — five planar bars forming two parallelograms, one degree of freedom,
   singular (horizontal) configurations at θ = 0, π (Sect. 5.2, eqs. 70-80), with the published
   ("P") and the authors' corrected ("C") initial velocities, optionally damped.
@@ -9,6 +11,11 @@
   model of the parallelogram branch, used as reference solution.
 
 Numbers follow the paper; where the text is silent, they are taken from the authors' code (metis).
+
+The linkage is assembled here from planar director bodies (q = [φ; d_1; d_2], six coordinates per
+bar, eqs. 70-74) rather than from a :class:`mbslib.model.Model`: a description is
+three-dimensional, and its bars would be 12-coordinate bodies held in the plane by revolute
+joints, a different system of equations from the paper's.
 """
 
 from __future__ import annotations
@@ -18,14 +25,10 @@ from typing import NamedTuple
 import numpy as np
 from scipy.integrate import quad, solve_ivp
 
-from mbslib.systems.directors import (
-    ConstrainedSystem,
-    DirectorBody,
-    GroundPivot,
-    Joint,
-    assemble,
-    euler_tensor_values,
-)
+from mbslib.formulations.directors import director_system, initial_coordinates
+from mbslib.model import Model
+from mbslib.systems import rigid_bodies
+from mbslib.systems.directors import ConstrainedSystem, DirectorBody, GroundPivot, Joint, assemble
 from mbslib.systems.heavy_top import Cone, steady_precession_spin
 from mbslib.validation import in_range, nonnegative, positive
 
@@ -71,27 +74,34 @@ class HeavyTopParams(NamedTuple):
         return self
 
 
+def heavy_top_model(params: HeavyTopParams = HeavyTopParams()) -> Model:
+    """The top as a description (:func:`mbslib.systems.rigid_bodies.heavy_top`): the cone of eq.
+    (62) with its tip held at the origin by a spherical joint (eq. 64), gravity along −e_3, and
+    the steady-precession initial data of eqs. (65)-(68)."""
+    params.validate()
+    return rigid_bodies.heavy_top(params.cone, g=params.g, theta0=params.alpha0, omega_p=params.omega_p)
+
+
 def heavy_top(params: HeavyTopParams = HeavyTopParams(), scaling: str = "paper") -> ConstrainedSystem:
-    """The top as one director body with its tip fixed at the origin, d = 12, m = 9.
+    """The top as one director body with its tip fixed at the origin, d = 12, m = 9: the director
+    system of :func:`heavy_top_model`.
 
     Constraints: the six internal ones (eq. 61), then the tip constraint φ − l d_3 = 0 (eq. 64).
     ``scaling="metis"`` uses the authors' code normalisation instead (d_i·d_j/2 and φ/l − d_3):
-    a constant diagonal scaling, which leaves the trajectory unchanged.
+    a constant diagonal scaling, which leaves the trajectory unchanged. It is applied here to the
+    director system: how the constraint equations are normalised is a choice of the equations,
+    not of the mechanism, so a description does not carry it.
     """
-    params.validate()
-    body = DirectorBody(params.mass, tuple(euler_tensor_values(params.J)), dim=3)
-    tip = GroundPivot(0, (0.0, 0.0, -params.l), (0.0, 0.0, 0.0), label="tip")
-    system = assemble([body], (0.0, 0.0, -params.g), [tip])
+    if scaling not in ("paper", "metis"):
+        raise ValueError(f"scaling must be 'paper' or 'metis', got {scaling!r}")
+    system = director_system(heavy_top_model(params))
     if scaling == "paper":
         return system
-    if scaling == "metis":
-        S = np.array([1, 1, 1, 0.5, 0.5, 0.5] + [1 / params.l] * 3)
-        return system.with_constraint_scaling(S)
-    raise ValueError(f"scaling must be 'paper' or 'metis', got {scaling!r}")
+    return system.with_constraint_scaling(np.array([1, 1, 1, 0.5, 0.5, 0.5] + [1 / params.l] * 3))
 
 
 def heavy_top_initial_state(params: HeavyTopParams = HeavyTopParams()):
-    """Steady-precession initial data, eqs. (65)-(68).
+    """Steady-precession initial data, eqs. (65)-(68), of :func:`heavy_top_model`.
 
     Returns
     -------
@@ -100,15 +110,7 @@ def heavy_top_initial_state(params: HeavyTopParams = HeavyTopParams()):
     qdot0 : ndarray, shape (12,)
         Velocities ω_0 × (·) with ω_0 = ω_p e_3 + ω_s d_3(0).
     """
-    params.validate()
-    ca, sa = np.cos(params.alpha0), np.sin(params.alpha0)
-    R0 = np.array([[1.0, 0.0, 0.0], [0.0, ca, -sa], [0.0, sa, ca]])
-    d1, d2, d3 = R0.T
-    phi = params.l * d3
-    omega = params.omega_p * np.array([0.0, 0.0, 1.0]) + params.omega_s * d3
-    q0 = np.concatenate([phi, d1, d2, d3])
-    qdot0 = np.concatenate([np.cross(omega, x) for x in (phi, d1, d2, d3)])
-    return q0, qdot0
+    return initial_coordinates(heavy_top_model(params))
 
 
 # --------------------------------------------------------------------------------------------

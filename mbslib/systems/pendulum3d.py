@@ -3,8 +3,11 @@
 One rigid body with a fixed pivot at the origin: the configuration is the attitude R only
 (``x ≡ v ≡ 0``). The potential is paper eq. (39), ``U(R) = -m g e3·R rho0``, so the potential is
 lowest at ``R rho0 = +e3`` (e3 points *down*, as in Lee, Leok & McClamroch). The spatial torque
-``R M = m g (R rho0) × e3`` is eq. (40) repaired (the print is garbled). The system follows the interface of
-:class:`mbslib.integrators.rodrigues_vi.SphericalBodies` (``m``, ``J``, ``force_torque``).
+``R M = m g (R rho0) × e3`` is eq. (40) repaired (the print is garbled).
+
+:class:`Pendulum3D` holds the parameters and the paper's invariants (41a–c); its description,
+:meth:`Pendulum3D.model` (:func:`pendulum_model`, a :class:`mbslib.model.Model`), is what the
+explicit maps run, through :class:`mbslib.formulations.rodrigues.PivotedRodriguesSystem`.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.integrate import solve_ivp
 
+from mbslib.model import Gravity, Joint, Model, RigidBody
 from mbslib.rodrigues import rr_angle, rr_matrix
 from mbslib.validation import positive, vector
 
@@ -50,10 +54,19 @@ class Pendulum3D:
         """Eq. (39): ``U = -m g e3·R(alpha) rho0``; ``alpha`` shape (..., 3) -> (...)."""
         return -self.m * self.g * (rr_matrix(alpha) @ np.asarray(self.rho0))[..., 2]
 
-    def force_torque(self, x, alpha):
-        """``F = 0`` and the spatial torque ``R M = m g (R rho0) × e3`` (eq. 40, repaired), shape (n, 3)."""
-        axis = rr_matrix(alpha) @ np.asarray(self.rho0)
-        return np.zeros_like(axis), self.m * self.g * np.cross(axis, E3)
+    def model(self) -> Model:
+        """The pendulum as a description, with the initial data of eq. (42).
+
+        No rigid body of mass ``m`` has the inertia ``J I`` about a pivot ``a = |rho0|`` from its
+        centre of mass unless ``J > 2 m a²`` (:func:`pendulum_model`), and ``m = g = J = a = 1``
+        does not pass. The pendulum feels m and g only through its weight m g (the pivot ties the
+        centre's motion to the rotation, eqs. 39-41), so the description takes the mass
+        ``J/(3 a²)`` and the gravity ``3 m g a²/J``: the same J, weight, motion and invariants
+        (41a–c).
+        """
+        arm2 = float(np.dot(self.rho0, self.rho0))
+        return pendulum_model(inertia=self.J, mass=self.J / (3 * arm2), g=3 * self.m * self.g * arm2 / self.J,
+                              rho0=self.rho0)
 
     def energy(self, alpha, w) -> np.ndarray:
         """Eq. (41a): ``E = J|Ω|^2/2 - m g e3·R rho0`` (spatial ``w = Ω``), shape (...)."""
@@ -74,6 +87,41 @@ def initial_conditions() -> tuple[np.ndarray, np.ndarray]:
     alpha0 = np.array([0.0, 1.0, 0.0]) * 2.0 * np.tan(3.0 * np.pi / 8.0)
     w0 = np.array([1.0, 0.0, 1.0]) * 0.4 * np.sin(np.pi / 4.0) ** 2
     return alpha0, w0
+
+
+def pendulum_model(*, inertia: float, mass: float, g: float, rho0=(0.0, 0.0, 1.0)) -> Model:
+    """The 3-D pendulum as a description (:mod:`mbslib.model`).
+
+    A body of ``mass`` [kg] hangs from the origin by a spherical joint, its centre of mass at
+    ``rho0`` [m] from the pivot (body frame), under gravity ``g`` [m/s²] along +e3 (eq. 39: e3
+    points down), with the attitude and spatial angular velocity of eq. (42)
+    (:func:`initial_conditions`). Its inertia about the pivot is ``inertia`` I [kg m²], spherical,
+    as the explicit maps require; about the centre of mass it is ``inertia I − mass (|rho0|² I −
+    rho0 rho0ᵀ)``.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter: unless ``inertia``, ``mass`` and ``g`` are positive, ``rho0`` is a
+        nonzero 3-vector and ``inertia > 2 mass |rho0|²`` (the inertia about the centre, ``inertia
+        − mass |rho0|²`` across the arm and ``inertia`` along it, must obey the triangle
+        inequality of a rigid body).
+    """
+    positive(inertia=inertia, mass=mass, g=g)
+    rho0 = vector("rho0", rho0, (3,))
+    arm2 = rho0 @ rho0
+    if not arm2 > 0:
+        raise ValueError("rho0 must be a nonzero vector (pivot -> centre of mass)")
+    if not inertia > 2 * mass * arm2:
+        raise ValueError(f"inertia must exceed 2 m |rho0|² = {2 * mass * arm2:g} kg m² (a rigid body of mass "
+                         f"{mass:g} kg with its centre of mass {np.sqrt(arm2):g} m from the pivot), got {inertia!r}")
+    alpha0, w0 = initial_conditions()
+    R0 = rr_matrix(alpha0)
+    centre = R0 @ rho0
+    body = RigidBody("pendulum", mass, inertia * np.eye(3) - mass * (arm2 * np.eye(3) - np.outer(rho0, rho0)),
+                     position=centre, rotation=R0, velocity=np.cross(w0, centre), angular_velocity=R0.T @ w0)
+    pivot = Joint("spherical", None, 0, point_a=np.zeros(3), point_b=-rho0)
+    return Model((body,), (pivot,), gravity=Gravity(g * E3))
 
 
 def h1_integrand(alpha, w) -> np.ndarray:
