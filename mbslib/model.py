@@ -3,7 +3,8 @@
 A :class:`Model` says *what* a mechanism is, in physical terms with SI units: each
 :class:`RigidBody` has a mass, an inertia tensor about its centre of mass (in its body frame)
 and an initial pose and velocity; :class:`Joint` records tie a body to another body or to the
-ground; forces are :class:`Gravity`, :class:`Spring` records and applied forces and torques.
+ground; forces are :class:`Gravity`, :class:`Spring` records and applied forces and torques
+(:class:`AppliedLoad`, functions of time and state or :class:`Constant`).
 *How* the motion is parametrised (unit quaternions, directors, rotation vector, Euler
 parameters, Tait–Bryan angles, rescaled Rodrigues parameters, minimal coordinates) is the
 business of a formulation, which maps the description to its coordinates and back.
@@ -174,10 +175,26 @@ class Spring:
 
 
 @dataclass(frozen=True, eq=False)
+class Constant:
+    """A load that changes neither in time nor with the motion: ``Constant(v)(t, states)`` is ``v``
+    (a force [N] or torque [N m], world frame). Being a callable of ``(t, states)``, it is an
+    :class:`AppliedLoad`'s ``force`` or ``torque`` like any other; formulations whose compiled
+    kernels cannot call Python read its ``value`` instead."""
+
+    value: np.ndarray
+
+    def __post_init__(self):
+        _frozen(self, value=vector("value", self.value, (3,)).copy())
+
+    def __call__(self, t, states) -> np.ndarray:
+        return self.value
+
+
+@dataclass(frozen=True, eq=False)
 class AppliedLoad:
     """A force ``force(t, states)`` [N] (world frame) at ``point`` of ``body`` (body frame) and a
     torque ``torque(t, states)`` [N m] (world frame) on it; either may be ``None``. ``states`` is
-    the :class:`BodyStates` of one instant."""
+    the :class:`BodyStates` of one instant; a :class:`Constant` is a load that does not change."""
 
     body: int
     force: Callable | None = None

@@ -38,10 +38,8 @@ from mbslib.model import (
     kinetic_energy,
     total_energy,
 )
-from mbslib.rotations import exp_so3, log_so3
 from mbslib.simulate import n_steps_for, simulate
 from mbslib.systems import directors as director_systems
-from mbslib.systems import lie_group_mbs as lg
 from mbslib.trajectory import Work
 
 
@@ -234,27 +232,10 @@ def _genalpha_run(form, model, absolute, h, t_end, every, name):
                failure=failure)
 
 
-@dataclass(frozen=True)
-class FixedPoint:
-    """One body turning about a ground point (a ground spherical joint, nothing else) in the
-    rotation-vector coordinates of paper 002's heavy top about its fixed point (model code
-    ``TOP_RV``: ``q = ψ``, ``v = Ω``), an unconstrained model the explicit RKMK methods take."""
-
-    model: lg.Model
-    x0: np.ndarray
-    pivot: np.ndarray
-    arm: np.ndarray  # pivot → centre of mass, body frame
-
-    def body_states(self, t, q, v) -> BodyStates:
-        R = np.array([exp_so3(psi) for psi in q])
-        arm = R @ self.arm
-        return BodyStates(np.asarray(t, dtype=float), (self.pivot + arm)[:, None], R[:, None],
-                          np.einsum("tij,tj->ti", R, np.cross(v, self.arm))[:, None], np.asarray(v)[:, None])
-
-
 def _rkmk_system(model: Model):
     """Rotation vectors of paper 002 without constraints: the model in absolute coordinates if it
-    has no joints, one body turning about a ground pivot in :class:`FixedPoint` coordinates."""
+    has no joints, one body turning about a ground pivot in its rotation vector alone (the heavy
+    top about the fixed point, :func:`~mbslib.formulations.lie_group.absolute_model`)."""
     if not model.joints:
         return lie_group.absolute_model(model, "RV")
     pivoted = (model.n_bodies == 1 and len(model.joints) == 1 and model.joints[0].kind == "spherical"
@@ -262,21 +243,15 @@ def _rkmk_system(model: Model):
     if not pivoted:
         raise ValueError("explicit RK/RKMK integrate unconstrained models only: the joints of this model are "
                          "constraints (only a single body on a ground pivot has unconstrained rotation coordinates)")
-    (body,), (joint,) = model.bodies, model.joints
-    g = np.zeros(3) if model.gravity is None else model.gravity.g
-    top = lg.HeavyTop(mass=body.mass, inertia=body.inertia, com=-joint.point_b, gravity=g,
-                      omega0=body.angular_velocity)
-    x0 = np.r_[log_so3(body.rotation), body.angular_velocity]
-    return FixedPoint(lg.Model(lg.TOP_RV, top.params()), x0, joint.point_a, -joint.point_b)
+    return lie_group.absolute_model(model, "RV", about_pivot=True)
 
 
 def _rkmk_run(tableau, model, system, h, t_end, every, name, rtol=None):
     """Fixed steps (RK44, RK67) or step-size control (DOPRI5) with tolerance ``rtol`` (default:
     paper 002's for ``h``, :func:`~mbslib.integrators.runge_kutta.paper_tolerances`), run in
     segments of ``every`` steps of size ``h`` so that every recorded state is whole."""
-    absolute = system.model if isinstance(system, FixedPoint) else system
-    x = system.x0 if isinstance(system, FixedPoint) else lie_group.initial_state(model, "RV")
-    n, n_steps = absolute.n, n_steps_for(h, t_end)
+    about_pivot = bool(model.joints)  # see _rkmk_system
+    x, n, n_steps = lie_group.initial_state(model, "RV", about_pivot=about_pivot), system.n, n_steps_for(h, t_end)
     if tableau.adaptive:
         rtol, atol = paper_tolerances(tableau, h, t_end) if rtol is None else (rtol, 1e-2 * rtol)
     else:
@@ -284,7 +259,7 @@ def _rkmk_run(tableau, model, system, h, t_end, every, name, rtol=None):
     rows, times, work, cpu, failure = [x], [0.0], Work(), 0.0, ""
     for start in range(0, n_steps, every):
         span = min(every, n_steps - start) * h
-        result, seconds = _timed(lambda x=x, span=span: integrate_explicit(absolute, x, tableau, h, span, rtol=rtol,
+        result, seconds = _timed(lambda x=x, span=span: integrate_explicit(system, x, tableau, h, span, rtol=rtol,
                                                                             atol=atol))
         cpu += seconds
         work = work + result.work
@@ -295,10 +270,7 @@ def _rkmk_run(tableau, model, system, h, t_end, every, name, rtol=None):
         rows.append(x)
         times.append(times[-1] + span)
     rows = np.array(rows)
-    if isinstance(system, FixedPoint):
-        states = system.body_states(times, rows[:, :n], rows[:, n:])
-    else:
-        states = lie_group.body_states(model, "RV", times, rows[:, :n], rows[:, n:])
+    states = lie_group.body_states(model, "RV", times, rows[:, :n], rows[:, n:], about_pivot=about_pivot)
     return Run(name, h, states, work, cpu, failure=failure)
 
 
@@ -326,7 +298,8 @@ def _methods() -> dict[str, Method]:
                 Method("GGL-VI", "001", False, 2, directors.director_system, _ggl_run)]
     methods += [Method(f"RKMK {tableau.name}", "002", True, tableau.order, _rkmk_system, partial(_rkmk_run, tableau),
                        adaptive=tableau.adaptive) for tableau in (RK44, RK67, DOPRI5)]
-    methods += [Method(f"gen-α {form}", "002", False, 2, partial(lie_group.absolute_model, form=form),
+    methods += [Method(f"gen-α {form}", "002", False, 2, partial(lie_group.absolute_model, form=form,
+                                                                  specialised=False),  # it records whole states
                        partial(_genalpha_run, form)) for form in ("RV", "EP", "Rxyz")]
     methods += [Method(f"RR ({eq})", "003", True, order, _rodrigues_system, partial(_rodrigues_run, rr.STEPS[eq]))
                 for eq, order in (("23", 2), ("25", 2), ("27", 1))]

@@ -161,9 +161,9 @@ def test_small_dense_kernels(rng):
 
 
 def _perturbed_state(code, rng):
-    top = L.HeavyTop()
-    q, v = top.initial_state(code)
-    return q + 0.3 * rng.normal(size=q.size), v + rng.normal(size=v.size), top.params()
+    model, x0 = L.heavy_top_model(code)
+    q, v = np.split(x0, 2)
+    return q + 0.3 * rng.normal(size=q.size), v + rng.normal(size=v.size), model.P
 
 
 @pytest.mark.parametrize("code", range(6))
@@ -190,8 +190,7 @@ def test_constraint_jacobian_by_differences_off_the_manifold(rng, code):
 @pytest.mark.parametrize("classical", [L.TOP_RXYZ, L.TOP_EP, L.SPH_RXYZ, L.SPH_EP])
 def test_formulation_2_gives_the_euler_equations(rng, classical):
     """ω̇ = Ĝ ρ̈ + Ġ ρ̇ of formulation 2 equals ω̇ of the Lie group model at the same state."""
-    top = L.HeavyTop()
-    P = top.params()
+    P = L.heavy_top_model(L.TOP_RV)[0].P
     n = L.n_coordinates(classical, np.zeros(16))
     l = 4 if L.FORMULATION[classical] == "EP" else 3
     rho = rng.normal(size=l)
@@ -226,12 +225,13 @@ def test_parameter_validation():
         L.HeavyTop(mass=-1.0)
     with pytest.raises(ValueError, match="inertia"):
         L.HeavyTop(inertia=[1.0, -1.0, 1.0])
+    P = L.heavy_top_model(L.TOP_RV)[0].P
     with pytest.raises(ValueError, match="code"):
-        L.Model(13, L.HeavyTop().params())
+        L.Model(13, P)
     with pytest.raises(ValueError, match="header"):
-        L.Model(L.MB_RV, L.HeavyTop().params())
+        L.Model(L.MB_RV, P)
     with pytest.raises(ValueError, match="P"):
-        L.Model(L.CHAIN, L.HeavyTop().params())
+        L.Model(L.CHAIN, P)
     with pytest.raises(ValueError, match="rho_inf"):
         ga.GeneralizedAlpha(1.5)
     m, x0 = L.heavy_top_model(0)
@@ -504,8 +504,7 @@ def test_exudyn_models_of_the_benchmark_match_ours(node):
 def test_rotor_formulations_agree_and_precess(rng):
     """The three rotor models give the same accelerations at the same state; the surrogate
     precesses with a period of about 2.5 s (spec §3.2)."""
-    rotor = L.Rotor()
-    P = rotor.params()
+    P = L.rotor_model(L.ROT_RV)[0].P
     phi, phid = 0.3 * rng.normal(size=3), rng.normal(size=3)
     x, u = 0.01 * rng.normal(size=3), rng.normal(size=3)
     R = K.rotation_rxyz(phi)

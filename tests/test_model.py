@@ -3,7 +3,9 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from mbslib.model import (
+    AppliedLoad,
     BodyStates,
+    Constant,
     Gravity,
     Joint,
     Model,
@@ -14,6 +16,7 @@ from mbslib.model import (
     constraint_residuals,
     kinetic_energy,
     linear_momentum,
+    nonconservative_power,
     potential_energy,
     total_energy,
 )
@@ -111,6 +114,8 @@ def test_spring_potential():
      r"joints\[0\].body_b"),
     (lambda: Model((RigidBody("a", 1.0, [1, 1, 1]), RigidBody("a", 1.0, [1, 1, 1]))), "unique"),
     (lambda: Model(()), "bodies"),
+    (lambda: Constant([1.0, 2.0]), "value"),
+    (lambda: Constant([1.0, np.nan, 0.0]), "value"),
 ])
 def test_bad_parameters_are_named(make, match):
     with pytest.raises(ValueError, match=match):
@@ -120,3 +125,15 @@ def test_bad_parameters_are_named(make, match):
 def test_body_states_check_shapes():
     with pytest.raises(ValueError, match="rotation"):
         BodyStates(np.zeros(2), np.zeros((2, 1, 3)), np.zeros((2, 1, 3)), np.zeros((2, 1, 3)), np.zeros((2, 1, 3)))
+
+
+def test_a_constant_torque_is_a_load_whose_power_is_its_work_rate():
+    """``Constant(τ)`` returns ``τ`` at every instant; its power is ``τ · R Ω`` (world frame)."""
+    torque = np.array([0.3, -1.0, 2.0])
+    body = RigidBody("a", 2.0, [1.0, 2.0, 3.0], rotation=Rotation.random(random_state=3).as_matrix(),
+                     angular_velocity=[0.5, -2.0, 1.5])
+    model = Model((body,), loads=(AppliedLoad(0, torque=Constant(torque)),))
+    states = motion(model, np.linspace(0.0, 1.0, 5))
+    spin = np.einsum("tij,tj->ti", states.rotation[:, 0], states.angular_velocity[:, 0])
+    assert np.allclose(nonconservative_power(model, states), spin @ torque, rtol=1e-14, atol=0.0)
+    assert Constant(torque)(0.7, states.at(2)) is not torque and np.array_equal(Constant(torque)(0.7, None), torque)

@@ -45,8 +45,11 @@ spring–dampers described by ``P``), code 12 to the minimal-coordinate robot of
 
 The parameter vector ``P`` (length 16) is ``[m, J (row-major 3×3, about the centre of mass),
 X (centre of mass in the body frame, relative to the fixed point), g (gravity)]`` for the
-heavy tops (:meth:`HeavyTop.params`) and ``[m, J, L_L, k, d, t]`` for the rotor
-(:meth:`Rotor.params`).
+heavy tops (:func:`top_params`) and ``[m, J, L_L, k, d, t]`` for the rotor
+(:func:`rotor_params`). The paper's top and rotor (:class:`HeavyTop`, :class:`Rotor`) are
+coordinate-free descriptions (:mod:`mbslib.model`); the absolute coordinates of
+:mod:`mbslib.formulations.lie_group` recognise them and pick these kernels
+(:func:`heavy_top_model`, :func:`rotor_model`).
 
 The functions of the section "Evaluation by model code" evaluate a model (mass matrix, forces,
 constraints, update map, output point) from Python; they are written independently of the
@@ -61,6 +64,7 @@ from dataclasses import dataclass, field
 import numba
 import numpy as np
 
+from mbslib import model as md
 from mbslib.formulations import rotation_parameters as rp
 from mbslib.formulations.compiled import (
     ModelKind,
@@ -649,24 +653,18 @@ class HeavyTop:
         object.__setattr__(self, "gravity", vector("gravity", self.gravity, (3,)))
         object.__setattr__(self, "omega0", vector("omega0", self.omega0, (3,)))
 
-    def params(self) -> np.ndarray:
-        """The parameter vector ``P`` of the numba model functions, shape (16,)."""
-        return np.concatenate([[self.mass], self.inertia.ravel(), self.com, self.gravity])
+    def description(self) -> md.Model:
+        """The top as a :class:`mbslib.model.Model`: one body with its centre of mass at ``X``
+        (``R₀ = I``), turning with ``ω₀`` about a spherical joint at the origin, under gravity."""
+        body = md.RigidBody("top", self.mass, self.inertia, position=self.com, velocity=np.cross(self.omega0, self.com),
+                            angular_velocity=self.omega0)
+        pivot = md.Joint("spherical", None, 0, point_a=np.zeros(3), point_b=-self.com)
+        return md.Model((body,), (pivot,), gravity=md.Gravity(self.gravity))
 
-    def initial_state(self, code: int) -> tuple[np.ndarray, np.ndarray]:
-        """Initial coordinates and velocities ``(q0, v0)`` of model ``code`` (R₀ = I).
 
-        Rxyz: ``φ̇₀ = ω₀`` since ``Ĝ_loc(0) = I``; EP: ``ṗ₀ = ½ [0; ω₀]``; the spherical-joint
-        models start at ``x₀ = X`` with ``u₀ = ω₀ × X``.
-        """
-        w = self.omega0
-        if FORMULATION[code] == "EP":
-            rot, rate = np.array([1.0, 0.0, 0.0, 0.0]), np.concatenate([[0.0], 0.5 * w])
-        else:
-            rot, rate = np.zeros(3), w.copy()
-        if code <= TOP_EP:
-            return rot, rate
-        return np.concatenate([self.com, rot]), np.concatenate([cross3(w, self.com), rate])
+def top_params(mass: float, inertia, com, gravity) -> np.ndarray:
+    """The parameter vector ``P = [m, J (9), X, g]`` of the heavy-top kernels, shape (16,)."""
+    return np.concatenate([[mass], np.ravel(inertia), com, gravity])
 
 
 def _check_single(P, form):
@@ -766,21 +764,21 @@ class Model:
 
 def heavy_top_model(code: int, top: HeavyTop | None = None, *, ep_jacobian: str = "exact"
                     ) -> tuple[Model, np.ndarray]:
-    """The heavy-top model ``code`` and its initial state ``x0 = [q0; v0]``.
+    """The heavy-top model ``code`` (0–5) and its initial state ``x0 = [q0; v0]``: what the
+    absolute coordinates (:func:`mbslib.formulations.lie_group.absolute_model`) make of the top's
+    description, about the pivot for codes 0–2.
 
     ``ep_jacobian`` (``SPH_EP`` only): ``"exact"``, the derivative of the quadratic rotation
     formula, or ``"tangent"``, ``R X̃ Ĝ`` as in Exudyn (see :func:`constraint_jacobian`).
     """
-    if ep_jacobian not in ("exact", "tangent"):
-        raise ValueError(f"ep_jacobian must be 'exact' or 'tangent', got {ep_jacobian!r}")
-    if ep_jacobian == "tangent" and code != SPH_EP:
-        raise ValueError(f"ep_jacobian='tangent' applies to SPH_EP ({SPH_EP}) only, got code {code}")
-    top = HeavyTop() if top is None else top
-    q0, v0 = top.initial_state(code)
-    P = top.params()
-    if ep_jacobian == "tangent":
-        P = np.concatenate([P, [1.0]])
-    return Model(code, P), np.concatenate([q0, v0])
+    from mbslib.formulations import lie_group  # which imports this module
+
+    if code not in range(ROT_RV):
+        raise ValueError(f"code must be a heavy-top model (0–5), got {code!r}")
+    description = (HeavyTop() if top is None else top).description()
+    form, about_pivot = FORMULATION[code], code <= TOP_EP
+    return (lie_group.absolute_model(description, form, about_pivot=about_pivot, ep_jacobian=ep_jacobian),
+            lie_group.initial_state(description, form, about_pivot=about_pivot))
 
 
 @dataclass(frozen=True)
@@ -834,24 +832,36 @@ class Rotor:
         """Eq. (44): ``[0, 0, (L/2 − L_L) m g]`` in the inertial frame, N m."""
         return np.array([0.0, 0.0, (self.length / 2 - self.support) * self.mass * self.gravity])
 
-    def params(self) -> np.ndarray:
-        """``P = [m, J (9), L_L, k, d, t (3)]`` of the numba model functions, shape (16,)."""
-        return np.concatenate([[self.mass], self.inertia.ravel(),
-                               [self.support, self.stiffness, self.damping], self.torque])
+    def description(self) -> md.Model:
+        """The rotor as a :class:`mbslib.model.Model`: one body at rest at the origin spinning about
+        its x axis, two springs of zero rest length from the support points ``[∓L_L, 0, 0]`` to
+        the same points on the ground, and the torque (44) as a constant applied load.
 
-    def initial_state(self, code: int) -> np.ndarray:
-        """``x0 = [q0; v0]``: at rest in position, spinning about body x."""
-        w = np.array([self.spin, 0.0, 0.0])
-        if FORMULATION[code] == "EP":
-            rot, rate = np.array([1.0, 0.0, 0.0, 0.0]), np.concatenate([[0.0], 0.5 * w])
-        else:
-            rot, rate = np.zeros(3), w
-        return np.concatenate([np.zeros(3), rot, np.zeros(3), rate])
+        Undamped supports only: the rotor's dampers act along every direction of the support's
+        displacement, a :class:`~mbslib.model.Spring`'s along its line, which a spring of zero
+        length does not have.
+        """
+        if self.damping > 0:
+            raise NotImplementedError("damping: the rotor's support dampers act in every direction, a Spring's "
+                                      "along its line (undefined at zero length); only undamped supports are described")
+        body = md.RigidBody("rotor", self.mass, self.inertia, angular_velocity=[self.spin, 0.0, 0.0])
+        supports = tuple(md.Spring(None, 0, point, point, self.stiffness)
+                         for point in ([-self.support, 0.0, 0.0], [self.support, 0.0, 0.0]))
+        return md.Model((body,), springs=supports, loads=(md.AppliedLoad(0, torque=md.Constant(self.torque)),))
+
+
+def rotor_params(mass: float, inertia, support: float, stiffness: float, damping: float, torque) -> np.ndarray:
+    """The parameter vector ``P = [m, J (9), L_L, k, d, t (3)]`` of the rotor kernels, shape (16,)."""
+    return np.concatenate([[mass], np.ravel(inertia), [support, stiffness, damping], torque])
 
 
 def rotor_model(code: int, rotor: Rotor | None = None) -> tuple[Model, np.ndarray]:
-    """The rotor model ``code`` (6, 7, 8) and its initial state."""
+    """The rotor model ``code`` (6, 7, 8) and its initial state: what the absolute coordinates
+    (:func:`mbslib.formulations.lie_group.absolute_model`) make of the rotor's description."""
+    from mbslib.formulations import lie_group  # which imports this module
+
     if code not in (ROT_RV, ROT_RXYZ, ROT_EP):
         raise ValueError(f"code must be a rotor model (6, 7 or 8), got {code!r}")
-    rotor = Rotor() if rotor is None else rotor
-    return Model(code, rotor.params()), rotor.initial_state(code)
+    description = (Rotor() if rotor is None else rotor).description()
+    return (lie_group.absolute_model(description, FORMULATION[code]),
+            lie_group.initial_state(description, FORMULATION[code]))
