@@ -38,7 +38,9 @@ lab: $(STAMP)
 
 # Cost per step of chapter 002's compiled integrators against Exudyn on the same models, and of
 # generalized-α on the shoot-out's chain of N rods against Exudyn's sparse solver (tables of
-# µs/step and ratios; a benchmark, nothing passes or fails on a time).
+# µs/step and ratios; a benchmark, nothing passes or fails on a time). One BLAS thread for both,
+# as in the book (notebooks/conf.py) and the tests, unless the caller sets OMP_NUM_THREADS.
+bench: export OMP_NUM_THREADS ?= 1
 bench: $(if $(filter $(PY),$(VENV)/bin/python),$(STAMP))
 	$(PY) -m mbslib.precompile
 	$(PY) benchmarks/bench_002.py

@@ -58,7 +58,8 @@ def main(argv=None) -> None:
         raise SystemExit(info)
     t_end = 0.02 if args.quick else 0.1
     print(f"Exudyn {info} (sparse solver); chain of N rods, h = {H:g} s, {round(t_end / H)} steps; "
-          f"{args.rounds} interleaved rounds; CPU time per step, median (spread)\n")
+          f"{args.rounds} interleaved rounds; CPU time per step, median (spread); "
+          f"OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}\n")
     head = (f"{'N':>3} {'band kl/ku':>10} {'ours µs':>14} {'Exudyn µs':>15} {'ratio':>6} "
             f"{'it/step ours':>12} {'Exudyn':>7} {'|Δ end| m':>10}")
     print(head)

@@ -223,7 +223,10 @@ class _Structure:
     def of(cls, rows, cols, size: int) -> _Structure:
         positions, slot = np.unique(cols * size + rows, return_inverse=True)  # column-major order
         indptr = np.searchsorted(positions // size, np.arange(size + 1))
-        return cls(rows, cols, slot, positions % size, indptr)
+        indices = positions % size
+        for shared in (indices, indptr):  # every matrix of this structure shares them: no in-place change
+            shared.setflags(write=False)
+        return cls(rows, cols, slot, indices, indptr)
 
 
 #: The structure of the last sparse Newton matrix of each size and number of entries: a Newton
@@ -284,8 +287,8 @@ def block_matrix(blocks, sizes, sparse: bool):
 #: A sparse Newton matrix is factorised as a band matrix (LAPACK's banded LU with partial
 #: pivoting, ``dgbsv``) if reverse Cuthill–McKee orders it into a band of at most this many sub-
 #: and superdiagonals together; a wider one goes to SuperLU. On the chain of 64 bodies (one
-#: Newton matrix of a step, the book's 2-core machine): REML's 704 unknowns, band 10 + 10,
-#: 0.4 ms against SuperLU's 1.7 ms; the GGL-VI's 3456 unknowns, band 99 + 97, 23 ms against 12 ms.
+#: Newton matrix of a step, the book's 2-core machine): REML's 704 unknowns, band 19 + 19,
+#: 0.4 ms against SuperLU's 1.7 ms; the GGL-VI's 3456 unknowns, band 102 + 100, 23 ms against 12 ms.
 BAND_WIDTH_MAX = 48
 
 
@@ -323,10 +326,9 @@ class _Band:
         size = J.shape[0]
         band = np.zeros((2 * self.kl + self.ku + 1) * size)
         band[self.at] = J.data
-        *_, x, info = dgbsv(self.kl, self.ku, band.reshape(-1, size), r[self.order], overwrite_ab=True,
-                            overwrite_b=True)
-        if info > 0:
-            raise np.linalg.LinAlgError(f"band LU: zero pivot in column {info}")
+        *_, x, info = dgbsv(self.kl, self.ku, band.reshape(-1, size), r[self.order], overwrite_b=True)
+        if info > 0:  # LAPACK counts the band order's columns from 1
+            raise np.linalg.LinAlgError(f"band LU: zero pivot at unknown {self.order[info - 1]}")
         dx = np.empty(size)
         dx[self.order] = x
         return dx
@@ -344,7 +346,9 @@ def sparse_solve(J, r: np.ndarray) -> np.ndarray:
     Raises ``numpy.linalg.LinAlgError`` for an exactly singular ``J``.
     """
     J = sp.csc_array(J)
-    J.sum_duplicates()  # one stored entry per position (the band takes each once)
+    if not J.has_canonical_format:  # one stored entry per position (the band takes each once)
+        J = J.copy()  # the caller's arrays stay as they are
+        J.sum_duplicates()
     key = J.shape[0], J.nnz
     band = _BANDS.get(key)
     if band is None or not band.fits(J):
@@ -369,6 +373,9 @@ def _newton_update(J, r: np.ndarray, linear_solver: str, rcond: float) -> np.nda
     the matrix and takes it densely.
     """
     if linear_solver == "lstsq":
+        if hasattr(J, "solve") and not sp.issparse(J):
+            raise ValueError("linear_solver='lstsq' needs the Newton matrix; the jacobian returned an object that "
+                             "only solves (a scheme's own elimination)")
         return np.linalg.lstsq(J.toarray() if sp.issparse(J) else J, r, rcond=rcond)[0]
     if sp.issparse(J):
         return sparse_solve(J, r)

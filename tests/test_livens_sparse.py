@@ -1,5 +1,7 @@
 """The sparse matrices of the quaternion formulation and the sparse Newton solve of EML, MPL and REML."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -7,6 +9,7 @@ import scipy.sparse.linalg as spla
 
 from mbslib.formulations.quaternions import QuaternionSystem
 from mbslib.integrators import livens
+from mbslib.model import AppliedLoad, Constant, Spring
 from mbslib.newton import Triplets
 from mbslib.quaternions import minus, plus, quat_dg_kinetic, rotate_jacobian
 from mbslib.systems.chain import chain
@@ -144,11 +147,20 @@ def test_the_dense_matrices_are_the_per_body_blocks_summed_in_order():
                                       -rotate_jacobian(q1[r], system.joints[a][1][1]))
 
 
+def forced_chain(n_bodies):
+    """The chain with a damped spring from the ground to its last rod and a torque on its first:
+    forces that depend on the velocities (the eliminated rows carry ``∂f/∂v``)."""
+    spring = Spring(None, n_bodies - 1, [n_bodies + 0.5, 0.0, 1.0], [0.5, 0.0, 0.0], stiffness=40.0,
+                    rest_length=0.8, damping=3.0)
+    return replace(chain(n_bodies), springs=(spring,), loads=(AppliedLoad(0, torque=Constant([0.2, -0.1, 0.3])),))
+
+
+@pytest.mark.parametrize("forces", [False, True], ids=["gravity", "spring-damper and torque"])
 @pytest.mark.parametrize("scheme", ["EML", "MPL"])
-def test_eliminating_v_and_p_gives_the_newton_update_of_the_whole_matrix(scheme):
-    system = QuaternionSystem(chain(6))
+def test_eliminating_v_and_p_gives_the_newton_update_of_the_whole_matrix(scheme, forces):
+    system = QuaternionSystem(forced_chain(6) if forces else chain(6))
     x_n, x_n1 = perturbed_state(system), perturbed_state(system)
     R, newton_matrix = livens._livens_equations(system, x_n, x_n1, 1e-3, 0.0, scheme == "EML", True, eliminate=True)
     K = SCHEMES[scheme][2](system, x_n, x_n1, 1e-3, sparse=True)
     whole = spla.splu(sp.csc_array(K)).solve(R)
-    np.testing.assert_allclose(newton_matrix().solve(R), whole, rtol=0, atol=1e-9 * np.abs(whole).max())
+    np.testing.assert_allclose(newton_matrix().solve(R), whole, rtol=0, atol=1e-12 * np.abs(whole).max())

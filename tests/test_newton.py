@@ -206,8 +206,15 @@ def test_sparse_solve_takes_a_narrow_band_by_banded_lu_and_a_wide_one_by_superlu
         band = newton._BANDS[(n, A.nnz)]
         assert (band.kl + band.ku <= newton.BAND_WIDTH_MAX) == banded
         np.testing.assert_allclose(x, np.linalg.solve(A.toarray(), b), rtol=1e-10, atol=1e-10 * np.abs(x).max())
-    with pytest.raises(np.linalg.LinAlgError):
+    with pytest.raises(np.linalg.LinAlgError, match="zero pivot at unknown 299"):  # the unknown, not the band column
         newton.sparse_solve(sp.csc_array(np.diag(np.r_[np.ones(n - 1), 0.0]) + sp.eye_array(n, k=1)), b)
+    arrow = wide.tolil()
+    arrow[0, :], arrow[:, 0], arrow[:, 50] = 1.0, 1.0, 0.0  # full first row and column: no narrow band
+    arrow = sp.csc_array(arrow)
+    arrow.eliminate_zeros()  # column 50 empty: exactly singular
+    with pytest.raises(NewtonError, match=r"t = 0\.25: singular Jacobian \(Factor is exactly singular"):
+        newton_solve(lambda x: arrow @ x - b, np.zeros(n), lambda x: arrow, t=0.25)
+    assert newton._BANDS[(n, arrow.nnz)].kl + newton._BANDS[(n, arrow.nnz)].ku > newton.BAND_WIDTH_MAX
 
 
 def test_sparse_block_matrices_from_the_same_index_arrays_reuse_their_structure():
@@ -246,3 +253,14 @@ def test_sparse_solve_sums_duplicate_entries():
     A = sp.csc_array((np.ones(151), indices, indptr), shape=(150, 150))
     assert not A.has_canonical_format
     np.testing.assert_allclose(newton.sparse_solve(A, np.ones(150)), np.r_[0.5, np.ones(149)])
+    np.testing.assert_array_equal(A.indices, indices)  # the caller's matrix is left as it was
+    assert not A.has_canonical_format
+
+
+def test_a_jacobian_that_only_solves_cannot_give_least_squares_updates():
+    class Scaled:
+        def solve(self, r):
+            return r / 2.0
+
+    with pytest.raises(ValueError, match="lstsq"):
+        newton_solve(lambda x: 2.0 * x - 4.0, np.zeros(3), lambda x: Scaled(), linear_solver="lstsq")

@@ -224,7 +224,8 @@ class StepReport(NewtonReport):
 
     @property
     def n_linear_solves(self) -> int:
-        """Linear solves of size ``n_unknowns``: one per Newton update."""
+        """Linear solves, one per Newton update: of size ``n_unknowns``, or of its ``q, λ`` part
+        where sparse EML and MPL eliminate ``v`` and ``p`` first."""
         return self.n_iter
 
 

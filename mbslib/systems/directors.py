@@ -289,6 +289,8 @@ class QuadraticConstraints:
         object.__setattr__(self, "H", H)
         rows_A, cols_A = np.nonzero(self.A)
         object.__setattr__(self, "_A_entries", (rows_A, cols_A, self.A[rows_A, cols_A]))
+        # the index arrays of G's entries, built once: the sparse Newton matrices reuse their layout
+        object.__setattr__(self, "_G_index", (np.r_[k, rows_A], np.r_[i, cols_A]))
 
     @classmethod
     def orthonormality(
@@ -325,9 +327,8 @@ class QuadraticConstraints:
             return self._hessian_times(q, sparse) + self.A
         if q.ndim != 1:
             raise ValueError(f"q must have shape (d,) for sparse=True, got {q.shape}")
-        k, i, j = self.H.coords
-        rows_A, cols_A, a = self._A_entries
-        return _matrix(np.r_[k, rows_A], np.r_[i, cols_A], np.r_[self.H.data * q[j], a], self.A.shape, True)
+        j, a = self.H.coords[2], self._A_entries[2]
+        return _matrix(*self._G_index, np.r_[self.H.data * q[j], a], self.A.shape, True)
 
     def hessian_sum(self, weights: np.ndarray, *, sparse: bool = False):
         """Σ_k w_k H_k, shape (d, d) (the matrix Γ of the GGL scheme for w = γ); its entries if ``sparse``."""
