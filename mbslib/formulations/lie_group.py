@@ -3,10 +3,11 @@ Euler parameters or Tait–Bryan angles per body.
 
 Each body becomes a body of :class:`mbslib.systems.multibody.System` in its principal frame
 (``J = V diag(J_p) Vᵀ``, :func:`mbslib.systems.rigid_bodies.principal_frame`): rotation ``R V``,
-body points ``Vᵀ p``, angular velocity ``Vᵀ Ω``. Spherical, revolute and universal joints map
-onto its joint rows, gravity and springs onto its force elements (a :class:`~mbslib.model.Spring`
-is a point spring–damper, with analytic Jacobians in the compiled kernels). Prismatic joints
-raise ``NotImplementedError``, and so do applied loads: their Python callables of
+body points ``Vᵀ p``, angular velocity ``Vᵀ Ω``. Spherical, revolute and universal joints and
+prismatic joints to the ground map onto its joint rows, gravity and springs onto its force
+elements (a :class:`~mbslib.model.Spring` is a point spring–damper, with analytic Jacobians in the
+compiled kernels). Prismatic joints between two bodies raise ``NotImplementedError``, and so do
+applied loads: their Python callables of
 ``(t, states)`` cannot run inside the compiled kernels. The generalized-α and
 Runge–Kutta(–Munthe-Kaas) integrators of :mod:`mbslib.integrators` run the result.
 
@@ -151,8 +152,12 @@ def absolute_model(model: Model, form: str, *, about_pivot: bool = False, ep_jac
         elif joint.kind == "universal":
             system.spherical(a, pa, joint.body_b, pb)
             system.align(a, local(joint.body_a, joint.axis_a), joint.body_b, local(joint.body_b, joint.axis_b))
+        elif joint.body_a is None:  # prismatic to the ground: the body keeps its initial orientation
+            body = model.bodies[joint.body_b]
+            system.prismatic(joint.point_a, joint.axis_a, joint.body_b, pb, body.rotation @ frames[joint.body_b][1])
         else:
-            raise NotImplementedError(f"absolute coordinates: joints[{k}] is {joint.kind}; not available yet")
+            raise NotImplementedError(f"absolute coordinates: joints[{k}] is prismatic between two bodies; "
+                                      "only prismatic joints to the ground are available")
     for s in model.springs:
         a = mb.GROUND if s.body_a is None else s.body_a
         system.point_spring(a, local(s.body_a, s.point_a), s.body_b, local(s.body_b, s.point_b), s.stiffness,
