@@ -114,13 +114,24 @@ def lu_factor(A, piv):
     diagonal, U on and above it); the row swaps go to ``piv``. Returns False if ``A`` is singular
     to working precision (the test of :func:`solve`)."""
     n = A.shape[0]
+    return _lu_factor_in_band(A, n - 1, n - 1, piv)
+
+
+@numba.njit(cache=True)
+def _lu_factor_in_band(A, kl, ku, piv):
+    """:func:`lu_factor` of a dense ``A`` whose nonzeros lie within ``kl`` sub- and ``ku``
+    superdiagonals: the pivot search and the eliminations of column ``k`` skip the rows below
+    ``k + kl`` and the columns beyond ``k + kl + ku``, which hold zeros (the fill of the row swaps
+    stays within them), so the factors are those of :func:`lu_factor` to the last bit."""
+    n = A.shape[0]
     scale = 0.0
     for i in range(n):
         for j in range(n):
             scale = max(scale, abs(A[i, j]))
     for k in range(n):
+        last, right = min(k + kl, n - 1), min(k + kl + ku, n - 1)
         p = k
-        for i in range(k + 1, n):
+        for i in range(k + 1, last + 1):
             if abs(A[i, k]) > abs(A[p, k]):
                 p = i
         piv[k] = p
@@ -129,11 +140,11 @@ def lu_factor(A, piv):
         if p != k:
             for j in range(n):
                 A[k, j], A[p, j] = A[p, j], A[k, j]
-        for i in range(k + 1, n):
+        for i in range(k + 1, last + 1):
             A[i, k] /= A[k, k]
             f = A[i, k]
             if f != 0.0:
-                for j in range(k + 1, n):
+                for j in range(k + 1, right + 1):
                     A[i, j] -= f * A[k, j]
     return True
 
@@ -182,10 +193,10 @@ def band_lu_factor(W, kl, ku, piv):
     columns ``k`` on; the multipliers of step ``k`` stay where they are computed (applied in
     order by :func:`band_lu_solve_in_place`). Cost O(N kl (kl + ku)). Returns False if ``A`` is
     singular to working precision (the test of :func:`lu_factor`). When the rows hold all ``N``
-    columns, ``W`` is ``A`` and this is :func:`lu_factor`."""
+    columns, ``W`` is ``A`` and this is :func:`lu_factor`, its loops kept within the band."""
     n = W.shape[0]
     if W.shape[1] == n:
-        return lu_factor(W, piv)
+        return _lu_factor_in_band(W, kl, ku, piv)
     scale = 0.0
     for i in range(n):
         for c in range(W.shape[1]):

@@ -82,6 +82,26 @@ def test_band_loops_equal_the_dense_factorisation_to_the_last_bit(rng):
     assert np.array_equal(band_solve(A, band, b), x)
 
 
+def test_a_band_as_wide_as_the_matrix_is_the_dense_factorisation_to_the_last_bit(rng):
+    """The slider–crank's iteration matrix: its band rows hold all N columns (kl < N − 1), the
+    loops stay within the band and give the factors and solution of the dense LU."""
+    from mbslib.systems.slider_crank import SliderCrank
+
+    model, x0 = SliderCrank().model("EP")
+    n = model.n
+    A = ga.iteration_matrix(model, x0[:n], x0[n:] + rng.normal(size=n), 1e-3 * rng.normal(size=n), 1e-3)
+    band, size = ga.model_band(model), A.shape[0]
+    assert band.kl < size - 1 and band_width(size, band.kl, band.ku) == size
+    b = rng.normal(size=size)
+    LU, piv = A[np.ix_(band.order, band.order)], np.zeros(size, dtype=np.int64)
+    assert lu_factor(LU, piv)
+    y = b[band.order].copy()
+    lu_solve_in_place(LU, piv, y)
+    x = np.empty_like(y)
+    x[band.order] = y
+    assert np.array_equal(band_solve(A, band, b), x)
+
+
 def test_dense_band_is_the_dense_factorisation_to_the_last_bit(rng):
     n = 9
     band = ga.band_structure(n, 0)

@@ -28,7 +28,8 @@ Details (reconstructed in spec §2.10–2.13, following the authors' Exudyn solv
   sparsity pattern (``pattern``; dense without it) when that narrows the band, so that a chain
   or tree of bodies costs O(n) per step: its band width does not grow with the number of
   bodies. The factorisation is Gaussian elimination with partial pivoting (the constraint block
-  of (40) is zero) restricted to the band; for a dense model it is that of the whole matrix;
+  of (40) is zero) restricted to the band, also when the band's rows hold the whole matrix (the
+  slider–crank); for a dense model it is that of the whole matrix;
 - full Newton re-evaluates and factorises the iteration matrix in every iteration; modified
   Newton keeps its LU factors across steps and re-evaluates it when the error contracts by less
   than the factor ``contractivity`` or after ``max_modified`` iterations without update;
@@ -539,10 +540,10 @@ def model_band(model: GeneralizedAlphaModel) -> BandStructure:
 
 def factorisation_work(model: GeneralizedAlphaModel) -> float:
     """Multiply–adds of one factorisation of the iteration matrix (40) of ``model`` as the
-    kernels perform it: ``N³/3`` for the dense LU (``N = n + j`` unknowns), ``N kl (kl + ku)`` for
-    the banded one (:func:`model_band`, :func:`mbslib.kernels.band_lu_factor`)."""
+    kernels perform it (:func:`model_band`, :func:`mbslib.kernels.band_lu_factor`): ``N³/3`` for
+    a dense matrix (``N = n + j`` unknowns, ``kl = ku = N − 1``), else ``N kl (kl + ku)``."""
     band, size = model_band(model), model.n + model.n_constraints
-    if band_width(size, band.kl, band.ku) == size:
+    if band.kl == band.ku == size - 1:
         return size**3 / 3
     return float(size * band.kl * (band.kl + band.ku))
 
