@@ -13,9 +13,8 @@ rigid multibody kernels of :mod:`mbslib.systems.multibody`, where every body car
 one of the formulations ``RV`` (rotation vector, Lie group, velocity ``[u, ω]``), ``RXYZ``
 (Tait–Bryan xyz, classical formulation 2) or ``EP`` (Euler parameters and the normalisation
 constraints). :func:`mbslib.formulations.lie_group.absolute_model` maps the bodies, gravity and
-the revolute, spherical and universal joints; it does not map prismatic joints yet, so the
-prismatic joint D to the ground becomes the rows of
-:meth:`mbslib.systems.multibody.System.prismatic` here. The 17 joint equations are
+the four joints (the prismatic joint D to the ground as the rows of
+:meth:`mbslib.systems.multibody.System.prismatic`). The 17 joint equations are
 
 =====  ==============================================================
 rows   equation
@@ -44,7 +43,7 @@ serves as the exact solution.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -52,7 +51,6 @@ from mbslib.formulations import lie_group as absolute
 from mbslib.model import Gravity, Joint, Model, RigidBody
 from mbslib.systems import lie_group_mbs as lg
 from mbslib.systems import multibody as mb
-from mbslib.systems.rigid_bodies import principal_frame
 
 #: Formulation codes (those of :mod:`mbslib.systems.multibody`).
 RV, RXYZ, EP = mb.RV, mb.RXYZ, mb.EP
@@ -249,9 +247,7 @@ class SliderCrank:
     def system(self) -> mb.System:
         """:meth:`description` in absolute coordinates: bodies crank (0), rod (1), slider (2) and
         the 17 joint rows of the module table, in its order."""
-        S = _absolute_system(self.description())
-        assert len(S.rows) == N_JOINT
-        return S
+        return mb.System.from_params(absolute.absolute_model(self.description(), "RV").P)
 
     def model(self, form) -> tuple[lg.Model, np.ndarray]:
         """The compiled multibody model in formulation ``form`` ("RV", "Rxyz", "EP" or its code)
@@ -262,23 +258,6 @@ class SliderCrank:
     def initial_state(self, form) -> np.ndarray:
         """Consistent ``[q0; v0]`` in formulation ``form`` (name or code; θ = 0, θ̇ = ω₀)."""
         return absolute.initial_state(self.description(), _NAMES[formulation_code(form)])
-
-
-def _absolute_system(description: Model) -> mb.System:
-    """``description`` in absolute coordinates, its prismatic joints to the ground included:
-    :func:`mbslib.formulations.lie_group.absolute_model` maps everything else (it refuses
-    prismatic joints), then each prismatic joint appends the rows of
-    :meth:`mbslib.systems.multibody.System.prismatic`."""
-    slides = [j for j in description.joints if j.kind == "prismatic"]
-    if any(j.body_a is not None for j in slides):
-        raise NotImplementedError("absolute coordinates: prismatic joints between two bodies are not available")
-    others = replace(description, joints=tuple(j for j in description.joints if j.kind != "prismatic"))
-    system = mb.System.from_params(absolute.absolute_model(others, "RV").P)
-    for joint in slides:
-        body = description.bodies[joint.body_b]
-        V = principal_frame(body.inertia)[1]  # the body's frame in the system (as absolute_model)
-        system.prismatic(joint.point_a, joint.axis_a, joint.body_b, V.T @ joint.point_b, body.rotation @ V)
-    return system
 
 
 def _vee(A):
