@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from mbslib.formulations import directors
-from mbslib.model import Joint, Model, RigidBody, Spring, angular_momentum, kinetic_energy, total_energy
+from mbslib.model import Gravity, Joint, Model, RigidBody, Spring, angular_momentum, kinetic_energy, total_energy
 from mbslib.systems import ggl_examples
 from mbslib.systems.rigid_bodies import free_body, heavy_top
 
@@ -54,6 +54,88 @@ def test_unavailable_parts_are_named():
     with pytest.raises(NotImplementedError, match=r"springs\[0\] has a rest length"):
         directors.director_system(Model((a,), springs=(Spring(None, 0, [0, 0, 0], [1, 0, 0], stiffness=1.0,
                                                               rest_length=0.5),)))
+
+
+def _planar_pair():
+    """Two bodies in the x-y plane: a, turned about e_z, with a product of inertia in the plane, pinned to the
+    ground at its point (0.3, 0.1, 0); b, lying face down (its e_z along −e_z), pinned to a; both moving."""
+    c, s = np.cos(0.4), np.sin(0.4)
+    R_a, R_b = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]), np.diag([1.0, -1.0, -1.0])
+    p_a, q_a, p_b = np.array([0.3, 0.1, 0.0]), np.array([-0.4, 0.2, 0.0]), np.array([0.5, 0.0, 0.0])
+    w_a, w_b, e_z = 1.5, -0.7, np.array([0.0, 0.0, 1.0])
+    x_a = np.array([0.2, -0.1, 0.0]) - R_a @ p_a  # the ground pivot at (0.2, -0.1)
+    v_a = np.cross(w_a * e_z, x_a - (x_a + R_a @ p_a))
+    joint_ab = x_a + R_a @ q_a
+    x_b = joint_ab - R_b @ p_b
+    v_b = v_a + np.cross(w_a * e_z, R_a @ q_a) - np.cross(w_b * e_z, R_b @ p_b)
+    a = RigidBody("a", 2.0, [[0.3, 0.05, 0.02], [0.05, 0.5, 0.01], [0.02, 0.01, 0.7]], position=x_a, rotation=R_a,
+                  velocity=v_a, angular_velocity=R_a.T @ (w_a * e_z))
+    b = RigidBody("b", 0.5, [0.01, 0.2, 0.2], position=x_b, rotation=R_b, velocity=v_b,
+                  angular_velocity=R_b.T @ (w_b * e_z))
+    joints = (Joint("revolute", None, 0, [0.2, -0.1, 0.0], p_a, axis_a=e_z, axis_b=e_z),
+              Joint("revolute", 0, 1, q_a, p_b, axis_a=e_z, axis_b=-e_z))
+    return Model((a, b), joints, gravity=Gravity([1.0, -9.81, 0.0]))
+
+
+def test_planar_directors_carry_the_descriptions_energy_momentum_and_joints():
+    from mbslib.systems.directors import angular_momentum as director_momentum
+
+    model = _planar_pair()
+    system = directors.planar_director_system(model)
+    q0, qdot0 = directors.planar_initial_coordinates(model)
+    start = model.initial_states()
+    assert (system.d, system.m, system.dim) == (12, 2 * 3 + 2 * 2, 2)
+    assert np.abs(system.g(q0)).max() < 1e-15 and np.abs(system.G(q0) @ qdot0).max() < 1e-15
+    assert system.kinetic_from_v(qdot0) == pytest.approx(kinetic_energy(model, start)[0], rel=1e-14)
+    assert system.kinetic_from_v(qdot0) + system.V(q0) == pytest.approx(total_energy(model, start)[0], rel=1e-14)
+    L = director_momentum(q0, system.M * qdot0, 2)
+    assert L == pytest.approx(angular_momentum(model, start)[0, 2], rel=1e-14)
+    # E_1 + E_2 = J_zz for each body: the rotational inertia of a planar motion
+    assert system.M[2] + system.M[4] == pytest.approx(model.bodies[0].inertia[2, 2], rel=1e-15)
+    assert system.M[8] + system.M[10] == pytest.approx(model.bodies[1].inertia[2, 2], rel=1e-15)
+
+
+def _changed(model, body=None, joint=None, **changes):
+    from dataclasses import replace
+
+    bodies, joints = list(model.bodies), list(model.joints)
+    if body is not None:
+        bodies[body] = replace(bodies[body], **changes)
+    if joint is not None:
+        joints[joint] = replace(joints[joint], **changes)
+    return replace(model, bodies=tuple(bodies), joints=tuple(joints))
+
+
+@pytest.mark.parametrize("change, name", [
+    (lambda m: _changed(m, joint=1, kind="spherical"), r"joints\[1\] is spherical"),
+    (lambda m: _changed(m, joint=0, axis_a=np.array([1.0, 0.0, 0.0])), r"joints\[0\].*axis_a"),
+    (lambda m: _changed(m, joint=1, axis_b=np.array([0.0, 1.0, 1.0])), r"joints\[1\].*axis_b"),
+    (lambda m: _changed(m, body=1, velocity=np.array([0.0, 0.0, 0.1])), r"bodies\[1\] \('b'\).*velocity"),
+    (lambda m: _changed(m, body=0, angular_velocity=np.array([0.1, 0.0, 1.0])),
+     r"bodies\[0\] \('a'\).*angular_velocity"),
+    (lambda m: _changed(m, body=0, rotation=np.array([[1.0, 0.0, 0.0], [0.0, 0.8, -0.6], [0.0, 0.6, 0.8]])),
+     r"bodies\[0\] \('a'\).*rotation"),
+    (lambda m: Model(m.bodies, m.joints, gravity=Gravity([0.0, -9.81, 1.0])), "gravity"),
+], ids=["spherical joint", "hinge axis in the plane", "tilted hinge axis", "velocity out of the plane",
+        "spin about an axis in the plane", "body tilted out of the plane", "gravity out of the plane"])
+def test_planar_directors_refuse_what_leaves_the_plane(change, name):
+    model = change(_planar_pair())
+    with pytest.raises(ValueError, match=name):
+        directors.planar_director_system(model)
+    with pytest.raises(ValueError, match=name):
+        directors.planar_initial_coordinates(model)
+
+
+def test_planar_directors_name_the_forces_they_lack():
+    from mbslib.model import AppliedLoad, Constant
+
+    model = _planar_pair()
+    spring = Spring(None, 0, [0, 0, 0], [0, 0, 0], stiffness=1.0)
+    with pytest.raises(NotImplementedError, match=r"springs\[0\]"):
+        directors.planar_director_system(Model(model.bodies, model.joints, springs=(spring,)))
+    load = AppliedLoad(1, force=Constant([1.0, 0.0, 0.0]))
+    with pytest.raises(NotImplementedError, match=r"loads\[0\]"):
+        directors.planar_director_system(Model(model.bodies, model.joints, loads=(load,)))
 
 
 def test_reference_conserves_what_the_description_says():

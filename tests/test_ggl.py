@@ -174,6 +174,53 @@ def test_damping_matrices_are_psd_and_agree_on_translating_couplers():
     assert ex.double_four_bar(P).dissipated_power(dq) == pytest.approx(2 * 0.5 * 1.0)
 
 
+def _hand_assembled_four_bar(params, damping="symmetric"):
+    """The linkage as the paper writes it (eqs. 70-74, 77-80), planar director bodies put together by hand."""
+    l, J = params.l, params.inertia
+    bodies = [dr.DirectorBody(params.mass, (J / 2, J / 2), dim=2) for _ in range(5)]
+    up, down = (l / 2, 0.0), (-l / 2, 0.0)
+    joints = [dr.GroundPivot(0, down, (0.0, 0.0)), dr.GroundPivot(1, up, (l, 0.0)), dr.GroundPivot(2, up, (2 * l, 0.0)),
+              dr.Joint(0, up, 3, down), dr.Joint(3, up, 1, down), dr.Joint(3, up, 4, down), dr.Joint(4, up, 2, down)]
+    C = ex.four_bar_damping_matrix(params, damping) if params.eta > 0 else None
+    return dr.assemble(bodies, (0.0, -params.g), joints, C=C)
+
+
+def _hand_initial_state(params, variant):
+    """θ = π/2, θ̇ = −v0/l on the parallelogram branch; "P" keeps only the centre-of-mass velocities."""
+    q0, dq = ex.four_bar_configuration(np.pi / 2, params)
+    qdot0 = -params.v0 / params.l * dq
+    if variant == "P":
+        for body in range(5):
+            qdot0[6 * body + 2:6 * body + 6] = 0.0
+    return q0, qdot0
+
+
+@pytest.mark.parametrize("params, damping", [
+    (ex.FourBarParams(), "symmetric"),
+    (ex.FourBarParams(eta=0.5), "symmetric"),
+    (ex.FourBarParams(eta=0.5), "metis"),
+    (ex.FourBarParams(mass=1.7, l=0.6, g=3.0, v0=-2.5, eta=0.2), "symmetric"),
+], ids=["paper", "damped", "damped-metis", "other-values"])
+def test_four_bar_from_its_description_is_the_hand_assembled_linkage(params, damping):
+    system, hand = ex.double_four_bar(params, damping), _hand_assembled_four_bar(params, damping)
+    np.testing.assert_array_equal(system.M, hand.M)
+    np.testing.assert_array_equal(system.f, hand.f)
+    for name in ("K", "C"):
+        np.testing.assert_array_equal(getattr(system, name).toarray(), getattr(hand, name).toarray())
+    assert (system.dim, system.offsets) == (hand.dim, hand.offsets)
+    np.testing.assert_array_equal(system.constraints.H.todense(), hand.constraints.H.todense())
+    np.testing.assert_array_equal(system.constraints.A, hand.constraints.A)
+    np.testing.assert_array_equal(system.constraints.c, hand.constraints.c)
+    assert system.constraints.labels[:15] == hand.constraints.labels[:15]  # "B1 d1.d2": the chapter reads them
+    for q in RNG.normal(size=(3, 30)):
+        np.testing.assert_array_equal(system.g(q), hand.g(q))
+        np.testing.assert_array_equal(system.G(q), hand.G(q))
+    for variant in "PC":
+        for mine, theirs in zip(ex.four_bar_initial_state(params, variant), _hand_initial_state(params, variant),
+                                strict=True):
+            np.testing.assert_array_equal(mine, theirs)
+
+
 # --- the GGL-VI: residual, tangent, one step -----------------------------------------------
 
 

@@ -13,6 +13,13 @@ point) and becomes the constant stiffness ``k DᵀD`` and force ``−k Dᵀc`` o
 system; other springs (their potential is not quadratic in q, the damper not linear in q̇), other
 joints and applied loads raise ``NotImplementedError`` naming them.
 
+:func:`planar_director_system` is the planar director formulation (Betsch & Uhlar 2007; Kinon,
+Betsch & Schneider 2023, eqs. 70-74) of a model that moves in the x–y plane: every body turns
+about e_z only, so its axis e_z stays along ±e_z and drops out, and the body is ``q = [φ; d₁; d₂]``,
+six coordinates, the in-plane components of its centre of mass and of the principal axes
+``d_α = R V e_α`` of its in-plane Euler tensor ``∫ X Xᵀ dm`` (``E_1 + E_2 = J_zz``, the moment
+about the plane's normal). Revolute joints about e_z become the planar pins, two linear rows each.
+
 :func:`nontwisting_body` is the director rigid body of paper 004 (Gebhardt & Romero 2020): one
 free body turning about its centre of mass, ``q = (d₁, d₂, d₃)`` with ``d_i = R e_i`` in the
 body's own frame (its inertia need not be diagonal), for the energy–momentum schemes of
@@ -49,21 +56,119 @@ def director_system(model: Model) -> ConstrainedSystem:
     frames = [principal_frame(b.inertia) for b in model.bodies]
     bodies = [DirectorBody(b.mass, tuple(euler_tensor_values(Jp)), dim=3)
               for b, (Jp, _) in zip(model.bodies, frames, strict=True)]
-    joints = []
     for k, joint in enumerate(model.joints):
         if joint.kind != "spherical":
             raise NotImplementedError(f"director formulation: joints[{k}] is {joint.kind}; only spherical joints "
-                                      "are available yet")
-        X_b = frames[joint.body_b][1].T @ joint.point_b
-        if joint.body_a is None:
-            joints.append(GroundPivot(joint.body_b, tuple(X_b), tuple(joint.point_a), label=f"joint {k + 1}"))
-        else:
-            X_a = frames[joint.body_a][1].T @ joint.point_a
-            joints.append(Joint(joint.body_a, tuple(X_a), joint.body_b, tuple(X_b), label=f"joint {k + 1}"))
+                                      "are available yet (revolute joints about e_z of a planar mechanism: "
+                                      "planar_director_system)")
     gravity = np.zeros(3) if model.gravity is None else model.gravity.g
     K, f = _springs(model, frames, sum(body.n_coords for body in bodies))
-    system = assemble(bodies, gravity, joints, K=K)
+    system = assemble(bodies, gravity, _pins(model, [V for _, V in frames], 3), K=K)
     return replace(system, f=system.f + f)
+
+
+def _pins(model: Model, axes, dim: int) -> list:
+    """The joints as coinciding points, ``dim`` linear rows each: body points in principal coordinates
+    ``X = Vᵀ p`` (``axes[i]`` the V of body i), ground points in the world frame, both cut to their first
+    ``dim`` components."""
+    def material(body, point):
+        return tuple(axes[body].T @ point[:dim])
+
+    pins = []
+    for k, joint in enumerate(model.joints):
+        X_b, label = material(joint.body_b, joint.point_b), f"joint {k + 1}"
+        if joint.body_a is None:
+            pins.append(GroundPivot(joint.body_b, X_b, tuple(joint.point_a[:dim]), label=label))
+        else:
+            pins.append(Joint(joint.body_a, material(joint.body_a, joint.point_a), joint.body_b, X_b, label=label))
+    return pins
+
+
+#: Largest out-of-plane component a planar model may have: of a unit vector (a body's axis e_z, a hinge
+#: axis) and, relative to their size, of velocities, angular velocities and gravity.
+_PLANE_TOL = 1e-12
+
+
+def _out_of_plane(vector, along_z: bool = False) -> bool:
+    """Whether ``vector`` (shape (3,)) leaves the x–y plane (``along_z``: is not along ±e_z)."""
+    if along_z:
+        return np.linalg.norm(vector[:2]) > _PLANE_TOL * np.linalg.norm(vector)
+    return abs(vector[2]) > _PLANE_TOL * np.linalg.norm(vector)
+
+
+def _planar_frames(model: Model) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per body the principal values ``E`` (2,) and axes ``V`` (2, 2), a rotation, of its in-plane Euler
+    tensor ``½ tr(J) I − J`` (its x–y block), once the model is checked to move in the x–y plane."""
+    for k, body in enumerate(model.bodies):
+        name = f"planar directors: bodies[{k}] ({body.name!r})"
+        if _out_of_plane(body.rotation[:, 2], along_z=True):
+            raise ValueError(f"{name}: its rotation turns its e_z away from ±e_z; only rotations about e_z "
+                             "(and a body face down) keep it in the x-y plane")
+        if _out_of_plane(body.velocity):
+            raise ValueError(f"{name}: its velocity {body.velocity} leaves the x-y plane")
+        if _out_of_plane(body.angular_velocity, along_z=True):
+            raise ValueError(f"{name}: its angular_velocity {body.angular_velocity} is not about e_z")
+    for k, joint in enumerate(model.joints):
+        if joint.kind != "revolute":
+            raise ValueError(f"planar directors: joints[{k}] is {joint.kind}; only revolute joints about e_z keep "
+                             "bodies in the x-y plane")
+        for end, body, axis in (("a", joint.body_a, joint.axis_a), ("b", joint.body_b, joint.axis_b)):
+            world = axis if body is None else model.bodies[body].rotation @ axis
+            if _out_of_plane(world, along_z=True):
+                raise ValueError(f"planar directors: joints[{k}].axis_{end} is {world} in the world frame, not e_z")
+    if model.gravity is not None and _out_of_plane(model.gravity.g):
+        raise ValueError(f"planar directors: gravity {model.gravity.g} leaves the x-y plane")
+    frames = []
+    for body in model.bodies:
+        E = 0.5 * np.trace(body.inertia) * np.eye(2) - body.inertia[:2, :2]  # ∫ X Xᵀ dm over the plane
+        if E[0, 1] == 0.0:
+            frames.append((np.diag(E).copy(), np.eye(2)))
+            continue
+        values, V = np.linalg.eigh(E)
+        V[:, 1] *= np.sign(np.linalg.det(V))
+        frames.append((values, V))
+    return frames
+
+
+def planar_director_system(model: Model) -> ConstrainedSystem:
+    """The model of a planar mechanism as a constrained system of planar director bodies.
+
+    Each body is ``q = [φ; d₁; d₂]`` (:class:`mbslib.systems.directors.DirectorBody` with
+    ``dim = 2``), its mass matrix ``diag(m, E_1, E_2) ⊗ I₂`` with the principal values of its in-plane
+    Euler tensor (``E_1 + E_2 = J_zz``); gravity acts on φ (eq. 72 of Kinon et al. 2023). Constraints:
+    each body's three internal ones (eq. 73), then the joints in order, each the planar pin
+    ``x_a − x_b = 0`` of its two points (eq. 74), two rows. The z-components of positions and joint
+    points are left out: the revolute joints about e_z hold them.
+
+    Raises
+    ------
+    ValueError
+        Naming the part that leaves the x–y plane: a body whose rotation tilts its e_z, whose velocity
+        has a z-component or whose angular velocity is not about e_z; a joint that is not revolute or
+        whose axis is not e_z; gravity with a z-component.
+    NotImplementedError
+        For springs and applied loads (not available yet), naming the first.
+    """
+    frames = _planar_frames(model)
+    for label, items in (("springs", model.springs), ("loads", model.loads)):
+        if items:
+            raise NotImplementedError(f"planar directors: {label}[0] and other {label} are not available yet")
+    bodies = [DirectorBody(b.mass, tuple(E), dim=2) for b, (E, _) in zip(model.bodies, frames, strict=True)]
+    gravity = np.zeros(2) if model.gravity is None else model.gravity.g[:2]
+    return assemble(bodies, gravity, _pins(model, [V for _, V in frames], 2))
+
+
+def planar_initial_coordinates(model: Model) -> tuple[np.ndarray, np.ndarray]:
+    """``(q₀, q̇₀)`` of :func:`planar_director_system` from the model's initial states, shape (6 N,) each:
+    the in-plane components of ``φ``, ``d_α = R V e_α`` and ``ḋ_α = R (Ω × V e_α)``."""
+    q, qdot = [], []
+    for body, (_, V) in zip(model.bodies, _planar_frames(model), strict=True):
+        axes = np.vstack([V, np.zeros(2)])  # V e_α in the body frame, shape (3, 2)
+        D = body.rotation @ axes
+        D_dot = body.rotation @ np.cross(body.angular_velocity, axes.T).T
+        q += [body.position[:2], *D[:2].T]
+        qdot += [body.velocity[:2], *D_dot[:2].T]
+    return np.concatenate(q), np.concatenate(qdot)
 
 
 def _springs(model: Model, frames, d: int) -> tuple[np.ndarray, np.ndarray]:

@@ -6,16 +6,13 @@
   :func:`heavy_top_model`.
 * :func:`double_four_bar` — five planar bars forming two parallelograms, one degree of freedom,
   singular (horizontal) configurations at θ = 0, π (Sect. 5.2, eqs. 70-80), with the published
-  ("P") and the authors' corrected ("C") initial velocities, optionally damped.
+  ("P") and the authors' corrected ("C") initial velocities, optionally damped: the planar
+  director system (:func:`mbslib.formulations.directors.planar_director_system`) of the
+  description :func:`double_four_bar_model`.
 * :func:`four_bar_reduced_rhs` / :func:`four_bar_reference` — the exact one-degree-of-freedom
   model of the parallelogram branch, used as reference solution.
 
 Numbers follow the paper; where the text is silent, they are taken from the authors' code (metis).
-
-The linkage is assembled here from planar director bodies (q = [φ; d_1; d_2], six coordinates per
-bar, eqs. 70-74) rather than from a :class:`mbslib.model.Model`: a description is
-three-dimensional, and its bars would be 12-coordinate bodies held in the plane by revolute
-joints, a different system of equations from the paper's.
 """
 
 from __future__ import annotations
@@ -25,10 +22,15 @@ from typing import NamedTuple
 import numpy as np
 from scipy.integrate import quad, solve_ivp
 
-from mbslib.formulations.directors import director_system, initial_coordinates
-from mbslib.model import Model
+from mbslib.formulations.directors import (
+    director_system,
+    initial_coordinates,
+    planar_director_system,
+    planar_initial_coordinates,
+)
+from mbslib.model import Gravity, Joint, Model, RigidBody
 from mbslib.systems import rigid_bodies
-from mbslib.systems.directors import ConstrainedSystem, DirectorBody, GroundPivot, Joint, assemble
+from mbslib.systems.directors import ConstrainedSystem
 from mbslib.systems.heavy_top import Cone, steady_precession_spin
 from mbslib.validation import in_range, nonnegative, positive
 
@@ -165,30 +167,67 @@ def four_bar_damping_matrix(params: FourBarParams, kind: str = "symmetric") -> n
     return C
 
 
-def double_four_bar(params: FourBarParams = FourBarParams(), damping: str = "symmetric") -> ConstrainedSystem:
-    """Five planar bars B1..B5 (d = 30) with 15 internal and 14 joint constraints (m = 29).
+def double_four_bar_model(params: FourBarParams = FourBarParams(), variant: str = "C") -> Model:
+    """The linkage as a description, at θ = π/2 (paper Sect. 5.2, Fig. 11; geometry of the authors' code).
 
-    B1-B3 are cranks with ground pivots P1 = (0, 0), P2 = (l, 0), P3 = (2l, 0); B4 (P4→P5) and
-    B5 (P5→P6) are couplers. Joint order: P1 (eq. 74a), P2, P3, P4 (eq. 74b), P5 (B4-B2),
-    P5 (B4-B5), P6 (B5-B3). Conventions of the authors' code: d_1 of B1 points from P1 to P4,
-    d_1 of B2, B3 points down to the ground pivot, d_1 of the couplers along +e_1.
+    Five bars of mass m and length l in the x–y plane, gravity −g e_2 (eq. 72). B1-B3 are cranks
+    hinged on the ground at P1 = (0, 0), P2 = (l, 0), P3 = (2l, 0); the couplers B4 (P4→P5) and B5
+    (P5→P6) join them. Revolute joints about e_z, in the order P1 (eq. 74a), P2, P3, P4 (eq. 74b),
+    P5 (B4-B2), P5 (B4-B5), P6 (B5-B3): between two bars, the "+" end (+l/2 e_x) of the first and
+    the "−" end of the second; at a ground pivot, B1's "−" end and the "+" ends of B2 and B3.
+
+    Each bar is the planar director body of eq. (71), E_1 = E_2 = J/2 with J = m l²/12: a body
+    without thickness whose in-plane Euler tensor is (J/2) I, the inertia diag(J/2, J/2, J)
+    (J_i = E_j + E_k); a uniform slender rod, diag(0, J, J), would have E_2 = 0. Body axes as in
+    the authors' code: e_x along the bar (B1 from P1 to P4, B2 and B3 down to their pivots, the
+    couplers along +e_1), e_y = e_x turned by −90°, so every bar lies face down (e_z along −e_z).
+
+    ``variant`` sets the initial velocities (:func:`four_bar_initial_state`): ``"C"`` the rigid
+    motion with θ̇ = −v0/l; ``"P"`` its centre-of-mass velocities with the bars not turning.
     """
     params.validate()
-    l = params.l
+    if variant not in ("P", "C"):
+        raise ValueError(f"variant must be 'P' or 'C', got {variant!r}")
+    l, theta, rate = params.l, np.pi / 2, -params.v0 / params.l
+    u = np.array([np.cos(theta), np.sin(theta), 0.0])  # crank direction
+    du = np.array([-np.sin(theta), np.cos(theta), 0.0])
+    e1, e3 = np.array([1.0, 0.0, 0.0]), np.array([0.0, 0.0, 1.0])
     J = params.inertia
-    bodies = [DirectorBody(params.mass, (J / 2, J / 2), dim=2) for _ in range(5)]
-    up, down = (l / 2, 0.0), (-l / 2, 0.0)  # "+" and "−" ends along d_1
-    joints = [
-        GroundPivot(0, down, (0.0, 0.0), "P1"),
-        GroundPivot(1, up, (l, 0.0), "P2"),
-        GroundPivot(2, up, (2 * l, 0.0), "P3"),
-        Joint(0, up, 3, down, "P4"),
-        Joint(3, up, 1, down, "P5 (B4-B2)"),
-        Joint(3, up, 4, down, "P5 (B4-B5)"),
-        Joint(4, up, 2, down, "P6"),
-    ]
-    C = four_bar_damping_matrix(params, damping) if params.eta > 0 else None
-    return assemble(bodies, (0.0, -params.g), joints, C=C)
+
+    def bar(name, position, velocity, axis, spin):
+        """A bar with e_x along ``axis`` (in the plane), e_y = e_x turned by −90°, turning at ``spin`` about e_z."""
+        R = np.column_stack([axis, [axis[1], -axis[0], 0.0], -e3])
+        omega = R.T @ (spin * e3) if variant == "C" else np.zeros(3)
+        return RigidBody(name, params.mass, [J / 2, J / 2, J], position=position, rotation=R, velocity=velocity,
+                         angular_velocity=omega)
+
+    cranks = [bar(f"B{k + 1}", k * l * e1 + l / 2 * u, rate * (l / 2 * du), u if k == 0 else -u, rate)
+              for k in range(3)]
+    couplers = [bar(f"B{k + 4}", l * u + (k + 0.5) * l * e1, rate * (l * du), e1, 0.0) for k in range(2)]
+    up, down = [l / 2, 0.0, 0.0], [-l / 2, 0.0, 0.0]  # "+" and "−" ends along e_x
+
+    def hinge(body_a, point_a, body_b, point_b):
+        return Joint("revolute", body_a, body_b, point_a, point_b, axis_a=e3, axis_b=e3)
+
+    joints = (hinge(None, [0.0, 0.0, 0.0], 0, down), hinge(None, [l, 0.0, 0.0], 1, up),
+              hinge(None, [2 * l, 0.0, 0.0], 2, up), hinge(0, up, 3, down), hinge(3, up, 1, down),
+              hinge(3, up, 4, down), hinge(4, up, 2, down))
+    return Model(tuple(cranks + couplers), joints, gravity=Gravity([0.0, -params.g, 0.0]))
+
+
+def double_four_bar(params: FourBarParams = FourBarParams(), damping: str = "symmetric") -> ConstrainedSystem:
+    """Five planar bars B1..B5 (d = 30) with 15 internal and 14 joint constraints (m = 29): the
+    planar director system of :func:`double_four_bar_model`.
+
+    Each bar is q = [φ; d_1; d_2] (eq. 70) with d_1 and d_2 its body axes e_x and e_y: d_1 of B1
+    points from P1 to P4, d_1 of B2, B3 down to the ground pivot, d_1 of the couplers along +e_1.
+    With η > 0 the dampers' matrix :func:`four_bar_damping_matrix` of kind ``damping`` is applied to
+    the director system: the paper's dampers resist the whole velocity of a point (eq. 78), a force
+    for which a description has no record (a :class:`mbslib.model.Spring`'s damper acts along its
+    line only).
+    """
+    system = planar_director_system(double_four_bar_model(params))
+    return system.with_damping(four_bar_damping_matrix(params, damping)) if params.eta > 0 else system
 
 
 def four_bar_configuration(theta: float, params: FourBarParams = FourBarParams()):
@@ -219,22 +258,16 @@ def four_bar_initial_state(params: FourBarParams = FourBarParams(), variant: str
 
     ``variant="C"`` (corrected by the authors, 2023): the consistent rigid motion, T_0 = 1.5 J for
     v0 = 1. ``variant="P"`` (published): only the centre-of-mass velocities, all director velocities
-    zero; kinematically inconsistent, G(q_0) q̇_0 ≠ 0 (the authors corrected them in 2023).
+    zero; kinematically inconsistent, G(q_0) q̇_0 ≠ 0 (the authors corrected them in 2023). These are
+    the planar director coordinates
+    (:func:`mbslib.formulations.directors.planar_initial_coordinates`) of
+    :func:`double_four_bar_model` with the initial velocities of ``variant``.
 
     Returns
     -------
     q0, qdot0 : ndarray, shape (30,)
     """
-    params.validate()
-    q0, dq = four_bar_configuration(np.pi / 2, params)
-    qdot0 = -params.v0 / params.l * dq
-    if variant == "C":
-        return q0, qdot0
-    if variant == "P":
-        for body in range(5):  # keep φ̇, drop ḋ_1, ḋ_2
-            qdot0[6 * body + 2 : 6 * body + 6] = 0.0
-        return q0, qdot0
-    raise ValueError(f"variant must be 'P' or 'C', got {variant!r}")
+    return planar_initial_coordinates(double_four_bar_model(params, variant))
 
 
 def four_bar_crank_rate_after_projection(params: FourBarParams = FourBarParams(), variant: str = "P") -> float:
