@@ -30,9 +30,12 @@ The robot is described once, free of coordinates, by :meth:`Puma560.description`
 :class:`mbslib.model.Model`: links, revolute joints, gravity); :meth:`Puma560.system` is that
 description in absolute coordinates plus the PD drives, which a description cannot express (a
 drive whose offset follows the profile would be an applied load, a Python callable that compiled
-kernels cannot call). The joint-coordinate kernels below read the DH table of
-:meth:`Puma560.params` instead; the tests check that it is the robot of the description (same
-joint manifold, kinetic and potential energy).
+kernels cannot call). The joint-coordinate kernels below take the same description in minimal
+coordinates: :meth:`Puma560.params` is what
+:func:`mbslib.formulations.joint_coordinates.joint_model` reads off its joint axes, joint points
+and link inertias (the DH table, centres of mass and principal inertias in the DH frames), plus
+the motion profile and the PD gains. The class's DH table builds the description (and the plain
+numpy kinematics that the tests check the kernels with).
 
 Equations of motion ``M(φ) φ̈ + c(φ, φ̇) + g(φ) = τ(t, φ, φ̇)``. The numba kernels work on the
 flat parameter vector of :meth:`Puma560.params`: the bias ``c + g`` is the recursive
@@ -54,6 +57,7 @@ import numba
 import numpy as np
 
 from mbslib.formulations.compiled import ModelKind, vector_tangent, vector_tangent_inv, vector_uac
+from mbslib.formulations.joint_coordinates import JointChain, joint_model
 from mbslib.kernels import solve
 from mbslib.loads import bang_bang
 from mbslib.model import Gravity, Joint, Model, RigidBody
@@ -134,6 +138,8 @@ class Puma560:
     def params(self, profile: bool = True) -> np.ndarray:
         """Flat float64 parameter vector ``P`` of the numba kernels, shape (86,).
 
+        Entries 0:61 are :meth:`joint_chain`'s (derived from :meth:`description`; equal to the
+        class's DH table and inertia data up to round-off), the rest the motion and the drives.
         ``profile=False``: ``φ_init`` (61:67) is replaced by ``φ_goal``, so that the reference
         holds the goal from t = 0 (a step command, as :meth:`system` with ``profile=False``);
         the initial state is still :meth:`initial_state`.
@@ -158,13 +164,16 @@ class Puma560:
         f = lambda v: np.asarray(v, dtype=float).ravel()  # noqa: E731
         start = self.phi_init_deg if profile else self.phi_goal_deg
         P = np.concatenate([
-            f(self.dh_d), f(self.dh_a), f(self.dh_alpha), f(self.masses), f(self.coms),
-            f(self.inertias), [float(self.gravity)], np.deg2rad(f(start)),
-            np.deg2rad(f(self.phi_goal_deg)), [float(self.duration)], f(self.stiffness),
-            f(self.damping),
+            self.joint_chain().params(), np.deg2rad(f(start)), np.deg2rad(f(self.phi_goal_deg)),
+            [float(self.duration)], f(self.stiffness), f(self.damping),
         ])
         assert P.size == N_PARAMS
         return P
+
+    def joint_chain(self) -> JointChain:
+        """:meth:`description` in joint coordinates, the initial pose at ``φ_init``
+        (:func:`mbslib.formulations.joint_coordinates.joint_model`; computed once per robot)."""
+        return _joint_chain(self)
 
     def reference(self, t):
         """Reference ``(φ_ref, φ̇_ref, φ̈_ref)`` at time(s) ``t``, each of shape ``t.shape + (6,)``.
@@ -334,6 +343,11 @@ class Puma560:
             ys = sol.sol(t_eval[mask]) if sol is not None else np.repeat(y[:, None], mask.sum(), axis=1)
             phi[mask], dphi[mask] = ys[:6].T, ys[6:].T
         return phi, dphi
+
+
+@functools.lru_cache(maxsize=8)
+def _joint_chain(robot: Puma560) -> JointChain:
+    return joint_model(robot.description(), np.deg2rad(np.asarray(robot.phi_init_deg, dtype=float)))
 
 
 @functools.lru_cache(maxsize=8)
