@@ -210,8 +210,8 @@ def spherical_system(model: Model, node: str = "RV") -> ExudynSystem:
     is the last body's centre of mass."""
     exu, eu = _exudyn()
     _check_node(node)
-    if model.springs or model.loads or any(j.kind != "spherical" for j in model.joints):
-        raise ValueError("model must have spherical joints only, and no springs or loads")
+    if model.springs or model.loads or model.dampers or any(j.kind != "spherical" for j in model.joints):
+        raise ValueError("model must have spherical joints only, and no springs, loads or dampers")
     gravity = np.zeros(3) if model.gravity is None else np.asarray(model.gravity.g, dtype=float)
     SC = exu.SystemContainer()
     mbs = SC.AddSystem()

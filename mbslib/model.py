@@ -3,8 +3,8 @@
 A :class:`Model` says *what* a mechanism is, in physical terms with SI units: each
 :class:`RigidBody` has a mass, an inertia tensor about its centre of mass (in its body frame)
 and an initial pose and velocity; :class:`Joint` records tie a body to another body or to the
-ground; forces are :class:`Gravity`, :class:`Spring` records and applied forces and torques
-(:class:`AppliedLoad`, functions of time and state or :class:`Constant`).
+ground; forces are :class:`Gravity`, :class:`Spring` and :class:`PointDamper` records and applied
+forces and torques (:class:`AppliedLoad`, functions of time and state or :class:`Constant`).
 *How* the motion is parametrised (unit quaternions, directors, rotation vector, Euler
 parameters, Tait–Bryan angles, rescaled Rodrigues parameters, minimal coordinates) is the
 business of a formulation, which maps the description to its coordinates and back.
@@ -175,6 +175,28 @@ class Spring:
 
 
 @dataclass(frozen=True, eq=False)
+class PointDamper:
+    """A linear damper between ``point_a`` on body a (``None``: ground, world frame) and ``point_b``
+    on body b that resists their whole relative velocity: force ``−c (v_b − v_a)`` on b at its
+    point, the opposite on a, with ``v = u + R(Ω × p)`` the points' world velocities; power
+    ``−c |v_b − v_a|²``. Unlike a :class:`Spring`'s damper it needs no line, so it also acts
+    between coinciding points."""
+
+    body_a: int | None
+    body_b: int
+    point_a: np.ndarray
+    point_b: np.ndarray
+    damping: float
+
+    def __post_init__(self):
+        nonnegative(damping=self.damping)
+        if self.body_a is not None and self.body_a == self.body_b:
+            raise ValueError(f"body_a and body_b must differ, got {self.body_a} twice")
+        _frozen(self, point_a=vector("point_a", self.point_a, (3,)).copy(),
+                point_b=vector("point_b", self.point_b, (3,)).copy(), damping=float(self.damping))
+
+
+@dataclass(frozen=True, eq=False)
 class Constant:
     """A load that changes neither in time nor with the motion: ``Constant(v)(t, states)`` is ``v``
     (a force [N] or torque [N m], world frame). Being a callable of ``(t, states)``, it is an
@@ -219,6 +241,7 @@ class Model:
     gravity: Gravity | None = None
     springs: tuple = ()
     loads: tuple = ()
+    dampers: tuple = ()
 
     def __post_init__(self):
         bodies, joints = tuple(self.bodies), tuple(self.joints)
@@ -228,8 +251,11 @@ class Model:
         if len(set(names)) != len(names):
             raise ValueError(f"body names must be unique, got {names}")
         n = len(bodies)
-        for label, items in (("joints", joints), ("springs", self.springs)):
+        for label, items, kind in (("joints", joints, Joint), ("springs", self.springs, Spring),
+                                   ("dampers", self.dampers, PointDamper)):
             for k, item in enumerate(items):
+                if not isinstance(item, kind):
+                    raise ValueError(f"{label}[{k}] must be a {kind.__name__}, got {type(item).__name__}")
                 for end in ("body_a", "body_b"):
                     index = getattr(item, end)
                     if index is None and end == "body_b":
@@ -239,7 +265,8 @@ class Model:
         for k, load in enumerate(self.loads):
             if not 0 <= load.body < n:
                 raise ValueError(f"loads[{k}].body = {load.body} is not a body index (0..{n - 1})")
-        _frozen(self, bodies=bodies, joints=joints, springs=tuple(self.springs), loads=tuple(self.loads))
+        _frozen(self, bodies=bodies, joints=joints, springs=tuple(self.springs), loads=tuple(self.loads),
+                dampers=tuple(self.dampers))
 
     @property
     def n_bodies(self) -> int:
@@ -355,14 +382,18 @@ def applied_wrenches(model: Model, s: BodyStates) -> list[tuple[np.ndarray, np.n
 def nonconservative_power(model: Model, s: BodyStates) -> np.ndarray:
     """Power of the dampers and applied loads [W], shape (T,): ``dE/dt`` of the total energy.
 
-    A damper adds ``−c (ḋ·e)²``; a load ``f · (v + R(Ω × p)) + τ · (R Ω)`` (force at its point,
-    torque on its body's world angular velocity).
+    A spring's damper adds ``−c (ḋ·e)²``, a :class:`PointDamper` ``−c |v_b − v_a|²``; a load
+    ``f · (v + R(Ω × p)) + τ · (R Ω)`` (force at its point, torque on its body's world angular
+    velocity).
     """
     P = np.zeros(len(s.t))
     for spring in model.springs:
         if spring.damping > 0:
             d, d_dot = _spring_rates(s, spring)
             P -= spring.damping * np.einsum("ti,ti->t", d, d_dot) ** 2 / np.einsum("ti,ti->t", d, d)
+    for damper in model.dampers:
+        slip = _point_velocities(s, damper.body_b, damper.point_b) - _point_velocities(s, damper.body_a, damper.point_a)
+        P -= damper.damping * np.einsum("ti,ti->t", slip, slip)
     for load, (force, torque) in zip(model.loads, applied_wrenches(model, s), strict=True):
         spin = np.einsum("tij,tj->ti", s.rotation[:, load.body], s.angular_velocity[:, load.body])
         P += np.einsum("ti,ti->t", force, _point_velocities(s, load.body, load.point))

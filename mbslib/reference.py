@@ -22,10 +22,13 @@ def reference_states(model: Model, t_eval, *, rtol: float = 1e-12, atol: float =
     Raises
     ------
     NotImplementedError
-        For body–body joints, more than one joint, or springs or applied loads on a jointed body.
+        For body–body joints, more than one joint, springs or applied loads on a jointed body, or
+        point dampers.
     """
     if len(model.joints) > 1 or any(j.kind != "spherical" or j.body_a is not None for j in model.joints):
         raise NotImplementedError("reference_states: only free bodies or one body on a ground spherical joint")
+    if model.dampers:
+        raise NotImplementedError("reference_states: point dampers (dampers[0]) are not supported")
     if model.joints and (model.springs or model.loads):
         raise NotImplementedError("reference_states: springs and applied loads on a jointed body are not supported")
     t_eval = np.asarray(t_eval, dtype=float)

@@ -123,10 +123,12 @@ def test_the_top_about_its_pivot_follows_the_reference(form):
         assert np.allclose(getattr(ours, name), getattr(ref, name), rtol=0.0, atol=1e-9), name
 
 
-def test_the_rotor_torque_does_the_work_of_the_description():
+@pytest.mark.parametrize("damping", [0.0, 20.0], ids=["undamped", "damped"])
+def test_the_rotor_torque_does_the_work_of_the_description(damping):
     """The energy of the rotor's description changes by the work of its constant torque (eq. 44,
-    inertial frame), ``∫ t · R Ω dt``, along an RK67 run of the rotor kernel."""
-    model = ROTOR.description()
+    inertial frame), ``∫ t · R Ω dt``, and of its point dampers (``−d |v|²`` at each support),
+    along an RK67 run of the rotor kernel."""
+    model = replace(ROTOR, damping=damping).description()
     absolute, h = lie_group.absolute_model(model, "RV"), 1e-4
     x = [lie_group.initial_state(model, "RV")]
     for _ in range(1000):  # step by step: the compiled loop records the support point, not the state
@@ -137,6 +139,8 @@ def test_the_rotor_torque_does_the_work_of_the_description():
     E, power = total_energy(model, states), nonconservative_power(model, states)
     work = simpson(power, x=states.t)
     assert abs(work) > 1e-3  # the torque does work
+    if damping:  # and the dampers take some
+        assert simpson(nonconservative_power(replace(model, loads=()), states), x=states.t) < -1e-4
     assert abs(E[-1] - E[0] - work) < 1e-6 * abs(work)
 
 
@@ -158,8 +162,6 @@ def test_what_the_specialised_kernels_do_not_take_is_named():
         L.heavy_top_model(L.TOP_EP, ep_jacobian="tangent")
     with pytest.raises(ValueError, match="ep_jacobian"):
         lie_group.absolute_model(TOP.description(), "EP", ep_jacobian="approximate")
-    with pytest.raises(NotImplementedError, match="damping"):
-        L.Rotor(damping=3.0).description()
     with pytest.raises(NotImplementedError, match="applied loads"):  # gravity: not the rotor's kernel
         lie_group.absolute_model(replace(ROTOR.description(), gravity=Gravity([0.0, 0.0, -9.81])), "RV")
     with pytest.raises(ValueError, match="heavy-top"):

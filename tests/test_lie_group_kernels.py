@@ -35,9 +35,7 @@ def _models():
     out = [(f"heavy top {c}", *L.heavy_top_model(c)) for c in range(L.ROT_RV)]
     out.append(("spherical top EP, tangent Jacobian", *L.heavy_top_model(L.SPH_EP, ep_jacobian="tangent")))
     out += [(f"rotor {c}", *L.rotor_model(c)) for c in (L.ROT_RV, L.ROT_RXYZ, L.ROT_EP)]
-    model, x0 = out[-3][1:]  # damped supports have no description (Rotor.description): P by hand
-    damped = L.rotor_params(model.P[0], model.P[1:10], model.P[10], model.P[11], 3.0, model.P[13:])
-    out[-3] = ("rotor 6 (damped)", L.Model(L.ROT_RV, damped), x0)
+    out[-3] = ("rotor 6 (damped)", *L.rotor_model(L.ROT_RV, L.Rotor(damping=3.0)))
     crank, robot = SliderCrank(), Puma560()
     for f in range(3):
         out.append((f"slider-crank {f}", L.Model(L.MB_RV + f, crank.system().params()), crank.initial_state(f)))

@@ -11,7 +11,10 @@ Spherical joints (body–body and body–ground) and gravity are linear in q and
 quadratic in q (``½ k |D q + c|²``, ``D`` the difference of the two points' rows, ``c`` a ground
 point) and becomes the constant stiffness ``k DᵀD`` and force ``−k Dᵀc`` of the director
 system; other springs (their potential is not quadratic in q, the damper not linear in q̇), other
-joints and applied loads raise ``NotImplementedError`` naming them.
+joints and applied loads raise ``NotImplementedError`` naming them. A point's velocity ``D q̇`` is
+linear in the director velocities, so a :class:`~mbslib.model.PointDamper` (``D`` the difference of
+its two points' rows) is the constant damping matrix ``C = c DᵀD`` (force ``−C q̇``, power
+``−c |D q̇|²``), in the 3-D and the planar director systems alike.
 
 :func:`planar_director_system` is the planar director formulation (Betsch & Uhlar 2007; Kinon,
 Betsch & Schneider 2023, eqs. 70-74) of a model that moves in the x–y plane: every body turns
@@ -62,8 +65,9 @@ def director_system(model: Model) -> ConstrainedSystem:
                                       "are available yet (revolute joints about e_z of a planar mechanism: "
                                       "planar_director_system)")
     gravity = np.zeros(3) if model.gravity is None else model.gravity.g
-    K, f = _springs(model, frames, sum(body.n_coords for body in bodies))
-    system = assemble(bodies, gravity, _pins(model, [V for _, V in frames], 3), K=K)
+    axes, d = [V for _, V in frames], sum(body.n_coords for body in bodies)
+    K, f = _springs(model, axes, d)
+    system = assemble(bodies, gravity, _pins(model, axes, 3), K=K, C=_dampers(model, axes, 3, d))
     return replace(system, f=system.f + f)
 
 
@@ -138,7 +142,8 @@ def planar_director_system(model: Model) -> ConstrainedSystem:
     Euler tensor (``E_1 + E_2 = J_zz``); gravity acts on φ (eq. 72 of Kinon et al. 2023). Constraints:
     each body's three internal ones (eq. 73), then the joints in order, each the planar pin
     ``x_a − x_b = 0`` of its two points (eq. 74), two rows. The z-components of positions and joint
-    points are left out: the revolute joints about e_z hold them.
+    points are left out: the revolute joints about e_z hold them. Point dampers become the damping
+    matrix ``C = Σ c DᵀD`` of the points' in-plane velocities.
 
     Raises
     ------
@@ -155,7 +160,8 @@ def planar_director_system(model: Model) -> ConstrainedSystem:
             raise NotImplementedError(f"planar directors: {label}[0] and other {label} are not available yet")
     bodies = [DirectorBody(b.mass, tuple(E), dim=2) for b, (E, _) in zip(model.bodies, frames, strict=True)]
     gravity = np.zeros(2) if model.gravity is None else model.gravity.g[:2]
-    return assemble(bodies, gravity, _pins(model, [V for _, V in frames], 2))
+    axes = [V for _, V in frames]
+    return assemble(bodies, gravity, _pins(model, axes, 2), C=_dampers(model, axes, 2, 6 * model.n_bodies))
 
 
 def planar_initial_coordinates(model: Model) -> tuple[np.ndarray, np.ndarray]:
@@ -171,7 +177,21 @@ def planar_initial_coordinates(model: Model) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate(q), np.concatenate(qdot)
 
 
-def _springs(model: Model, frames, d: int) -> tuple[np.ndarray, np.ndarray]:
+def _difference(axes, dim: int, d: int, ends) -> tuple[np.ndarray, np.ndarray]:
+    """``D`` (dim, d) and ``c`` (dim,) with ``D q + c`` the vector from point a to point b, ``ends`` the
+    pairs (body or None, point) of a and b: body points in principal coordinates ``X = Vᵀ p`` (``axes[i]``
+    the V of body i), ground points in the world frame, both cut to their first ``dim`` components."""
+    n = dim * (dim + 1)
+    D, c = np.zeros((dim, d)), np.zeros(dim)
+    for sign, (body, point) in zip((-1.0, 1.0), ends, strict=True):
+        if body is None:
+            c += sign * point[:dim]
+        else:
+            D[:, n * body:n * body + n] += sign * point_matrix(dim, axes[body].T @ point[:dim])
+    return D, c
+
+
+def _springs(model: Model, axes, d: int) -> tuple[np.ndarray, np.ndarray]:
     """Stiffness ``K = Σ k DᵀD`` and force ``f = −Σ k Dᵀc`` of the springs, ``D q + c`` the vector
     from point a to point b (``V = ½ qᵀK q − fᵀq`` up to a constant)."""
     K, f = np.zeros((d, d)), np.zeros(d)
@@ -179,15 +199,20 @@ def _springs(model: Model, frames, d: int) -> tuple[np.ndarray, np.ndarray]:
         if spring.rest_length != 0.0 or spring.damping != 0.0:
             raise NotImplementedError(f"director formulation: springs[{k}] has a rest length or a damper; only "
                                       "undamped springs of zero rest length are quadratic in the directors")
-        D, c = np.zeros((3, d)), np.zeros(3)
-        for sign, body, point in ((1.0, spring.body_b, spring.point_b), (-1.0, spring.body_a, spring.point_a)):
-            if body is None:
-                c += sign * point
-            else:
-                D[:, 12 * body:12 * body + 12] += sign * point_matrix(3, frames[body][1].T @ point)
+        D, c = _difference(axes, 3, d, ((spring.body_a, spring.point_a), (spring.body_b, spring.point_b)))
         K += spring.stiffness * D.T @ D
         f -= spring.stiffness * D.T @ c
     return K, f
+
+
+def _dampers(model: Model, axes, dim: int, d: int) -> np.ndarray:
+    """Damping matrix ``C = Σ c DᵀD`` of the point dampers: ``D q̇`` is the velocity of point b relative
+    to point a, the force ``−c DᵀD q̇`` (shape (d, d), ``dim`` 3 or 2: see :func:`_difference`)."""
+    C = np.zeros((d, d))
+    for damper in model.dampers:
+        D, _ = _difference(axes, dim, d, ((damper.body_a, damper.point_a), (damper.body_b, damper.point_b)))
+        C += damper.damping * D.T @ D
+    return C
 
 
 def initial_coordinates(model: Model) -> tuple[np.ndarray, np.ndarray]:
@@ -223,13 +248,14 @@ def body_states(model: Model, t, q, qdot) -> BodyStates:
 def nontwisting_body(model: Model) -> tuple[nt.NontwistingBody, np.ndarray]:
     """The model's free body as the director body of paper 004 and its state ``x₀ = (q₀, q̇₀)``.
 
-    Raises ``ValueError`` unless the model is one body without joints, gravity, springs or
-    applied loads (the body of paper 004 turns about its fixed centre of mass under follower
+    Raises ``ValueError`` unless the model is one body without joints, gravity, springs, applied
+    loads or dampers (the body of paper 004 turns about its fixed centre of mass under follower
     moments only; none are taken from a description).
     """
-    if model.n_bodies != 1 or model.joints or model.springs or model.loads or (
+    if model.n_bodies != 1 or model.joints or model.springs or model.loads or model.dampers or (
             model.gravity is not None and np.any(model.gravity.g)):
-        raise ValueError("paper 004's director body: one free body without joints, gravity, springs or loads")
+        raise ValueError("paper 004's director body: one free body without joints, gravity, springs, loads or "
+                         "dampers")
     (body,) = model.bodies
     return nt.make_body(J=body.inertia), initial_state(body.rotation @ body.angular_velocity, body.rotation)
 

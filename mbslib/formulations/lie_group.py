@@ -7,8 +7,9 @@ body points ``Vᵀ p``, angular velocity ``Vᵀ Ω``. Spherical, revolute and un
 prismatic joints to the ground map onto its joint rows, gravity and springs onto its force
 elements (a :class:`~mbslib.model.Spring` is a point spring–damper, with analytic Jacobians in the
 compiled kernels). Prismatic joints between two bodies raise ``NotImplementedError``, and so do
-applied loads: their Python callables of
-``(t, states)`` cannot run inside the compiled kernels. The generalized-α and
+applied loads (their Python callables of ``(t, states)`` cannot run inside the compiled kernels)
+and :class:`~mbslib.model.PointDamper` records (the general kernel has no such force element; the
+rotor's supports below excepted). The generalized-α and
 Runge–Kutta(–Munthe-Kaas) integrators of :mod:`mbslib.integrators` run the result.
 
 A single body that paper 002's specialised kernels (:mod:`mbslib.systems.lie_group_mbs`) describe
@@ -20,8 +21,9 @@ state ``[q; v]``:
   spherical joint (codes 3–5);
 - one body on two undamped springs of zero rest length from the ground to its principal-frame
   points ``[∓L_L, 0, 0]``, anchored at those same coordinates, without gravity, under constant
-  torques (:class:`~mbslib.model.Constant`): the rotor on flexible supports (codes 6–8), the one
-  case where applied loads reach the compiled kernels.
+  torques (:class:`~mbslib.model.Constant`), and either no dampers or two ground dampers of equal
+  ``d`` at those two points (``f = −d (u + R(ω × s))``): the rotor on flexible supports (codes
+  6–8), the one case where applied loads and point dampers reach the compiled kernels.
 
 With ``about_pivot=True`` a body on a spherical joint to a ground point (anywhere) under gravity
 alone keeps its rotation alone as coordinates: the heavy top about the fixed point (codes 0–2),
@@ -48,7 +50,7 @@ def _form(form: str) -> int:
 
 def _pivot(model: Model):
     """The joint of one body on a spherical joint to the ground under gravity alone, else None."""
-    if model.n_bodies == 1 and len(model.joints) == 1 and not model.springs and not model.loads:
+    if model.n_bodies == 1 and len(model.joints) == 1 and not (model.springs or model.loads or model.dampers):
         (joint,) = model.joints
         if joint.kind == "spherical" and joint.body_a is None:
             return joint
@@ -61,7 +63,7 @@ def _about_pivot(model: Model):
     if joint is None:
         raise ValueError("about_pivot: the model must be one body on a spherical joint to the ground under gravity "
                          f"alone (it has {model.n_bodies} bodies, {len(model.joints)} joints, {len(model.springs)} "
-                         f"springs, {len(model.loads)} loads)")
+                         f"springs, {len(model.loads)} loads, {len(model.dampers)} dampers)")
     states = model.initial_states()
     off = max(np.abs(constraint_residuals(model, states)).max(), np.abs(constraint_rates(model, states)).max())
     if off > 1e-9:
@@ -70,8 +72,21 @@ def _about_pivot(model: Model):
     return joint
 
 
+def _support_damping(model: Model, V: np.ndarray, supports: list) -> float | None:
+    """``d`` of the rotor's dampers: 0 without dampers, that of two ground dampers of equal ``d`` at
+    the principal-frame ``supports``; else None."""
+    if not model.dampers:
+        return 0.0
+    if len(model.dampers) != 2 or model.dampers[0].damping != model.dampers[1].damping:
+        return None
+    points = sorted(tuple(V.T @ d.point_b) for d in model.dampers)
+    if not all(d.body_a is None for d in model.dampers) or points != supports:
+        return None
+    return model.dampers[0].damping
+
+
 def _rotor(model: Model, V: np.ndarray):
-    """``(L_L, k, t)`` of a body on the rotor's supports (see the module docstring), else None."""
+    """``(L_L, k, d, t)`` of a body on the rotor's supports (see the module docstring), else None."""
     if (model.n_bodies != 1 or model.joints or len(model.springs) != 2
             or (model.gravity is not None and np.any(model.gravity.g))
             or not all(load.force is None and isinstance(load.torque, Constant) for load in model.loads)):
@@ -83,7 +98,10 @@ def _rotor(model: Model, V: np.ndarray):
             and a.stiffness == b.stiffness and a.damping == b.damping == 0.0 and a.rest_length == b.rest_length == 0.0
             and all(s.body_a is None and np.array_equal(s.point_a, V.T @ s.point_b) for s in model.springs)):
         return None
-    return support, a.stiffness, sum((load.torque.value for load in model.loads), np.zeros(3))
+    damping = _support_damping(model, V, supports)
+    if damping is None:
+        return None
+    return support, a.stiffness, damping, sum((load.torque.value for load in model.loads), np.zeros(3))
 
 
 def _specialised(model: Model, about_pivot: bool):
@@ -98,8 +116,7 @@ def _specialised(model: Model, about_pivot: bool):
                                                                           gravity)
     rotor = _rotor(model, V)
     if rotor is not None:
-        support, stiffness, torque = rotor
-        return lg.ROT_RV, lg.rotor_params(body.mass, np.diag(Jp), support, stiffness, 0.0, torque)
+        return lg.ROT_RV, lg.rotor_params(body.mass, np.diag(Jp), *rotor)
     return None
 
 
@@ -132,6 +149,9 @@ def absolute_model(model: Model, form: str, *, about_pivot: bool = False, ep_jac
         raise NotImplementedError("absolute coordinates: applied loads are Python callables of (t, states), which "
                                   "cannot run inside the compiled kernels of the integrators (constant torques on "
                                   "the rotor's supports excepted)")
+    if model.dampers:
+        raise NotImplementedError("absolute coordinates: dampers[0] is a point damper, a force element the general "
+                                  "multibody kernel does not have (the rotor's damped supports excepted)")
     frames = [principal_frame(b.inertia) for b in model.bodies]
     gravity = (0.0, 0.0, 0.0) if model.gravity is None else tuple(model.gravity.g)
     system = mb.System(gravity=gravity)

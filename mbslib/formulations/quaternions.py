@@ -126,6 +126,9 @@ class QuaternionSystem:
     """Livens' form of ``model`` in centre-of-mass positions and unit quaternions (7 per body)."""
 
     def __init__(self, model: Model):
+        if model.dampers:
+            raise NotImplementedError("quaternion formulation: dampers[0] is a point damper; point dampers are not "
+                                      "available yet")
         for k, joint in enumerate(model.joints):
             if joint.kind != "spherical":
                 raise NotImplementedError(f"quaternion formulation: joints[{k}] is {joint.kind}; only spherical "
@@ -439,10 +442,10 @@ class RotationSystem:
     """
 
     def __init__(self, model: Model):
-        if model.n_bodies != 1 or model.springs or model.loads:
-            raise ValueError("single-body quaternion schemes: the model must be one rigid body without springs or "
-                             f"applied loads (it has {model.n_bodies} bodies, {len(model.springs)} springs, "
-                             f"{len(model.loads)} loads)")
+        if model.n_bodies != 1 or model.springs or model.loads or model.dampers:
+            raise ValueError("single-body quaternion schemes: the model must be one rigid body without springs, "
+                             f"applied loads or dampers (it has {model.n_bodies} bodies, {len(model.springs)} "
+                             f"springs, {len(model.loads)} loads, {len(model.dampers)} dampers)")
         (body,) = model.bodies
         gravity = np.zeros(3) if model.gravity is None else model.gravity.g
         self.model, self.pivot = model, None

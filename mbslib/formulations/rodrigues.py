@@ -34,6 +34,8 @@ class RodriguesSystem:
                              f"the model has {len(model.joints)}")
         if model.loads:
             raise ValueError("rescaled Rodrigues maps: applied loads are not available")
+        if model.dampers:
+            raise ValueError("rescaled Rodrigues maps: point dampers (dampers[0]) are not available")
         for spring in model.springs:
             if spring.damping:
                 raise ValueError("rescaled Rodrigues maps: forces must depend on the configuration only "
@@ -94,8 +96,9 @@ class PivotedRodriguesSystem:
     """
 
     def __init__(self, model: Model):
-        if model.n_bodies != 1 or model.springs or model.loads or len(model.joints) != 1:
-            raise ValueError("pivoted rescaled Rodrigues maps: one body, one joint, no springs or applied loads")
+        if model.n_bodies != 1 or model.springs or model.loads or model.dampers or len(model.joints) != 1:
+            raise ValueError("pivoted rescaled Rodrigues maps: one body, one joint, no springs, applied loads or "
+                             "dampers")
         (body,), (joint,) = model.bodies, model.joints
         if joint.kind != "spherical" or joint.body_a is not None:
             raise ValueError(f"pivoted rescaled Rodrigues maps: the joint must be a ground spherical joint, got a "

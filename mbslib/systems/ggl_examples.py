@@ -6,9 +6,9 @@
   :func:`heavy_top_model`.
 * :func:`double_four_bar` — five planar bars forming two parallelograms, one degree of freedom,
   singular (horizontal) configurations at θ = 0, π (Sect. 5.2, eqs. 70-80), with the published
-  ("P") and the authors' corrected ("C") initial velocities, optionally damped: the planar
-  director system (:func:`mbslib.formulations.directors.planar_director_system`) of the
-  description :func:`double_four_bar_model`.
+  ("P") and the authors' corrected ("C") initial velocities, optionally damped (eqs. 77-80): the
+  planar director system (:func:`mbslib.formulations.directors.planar_director_system`) of the
+  description :func:`double_four_bar_model`, whose point dampers are the paper's.
 * :func:`four_bar_reduced_rhs` / :func:`four_bar_reference` — the exact one-degree-of-freedom
   model of the parallelogram branch, used as reference solution.
 
@@ -28,7 +28,7 @@ from mbslib.formulations.directors import (
     planar_director_system,
     planar_initial_coordinates,
 )
-from mbslib.model import Gravity, Joint, Model, RigidBody
+from mbslib.model import Gravity, Joint, Model, PointDamper, RigidBody
 from mbslib.systems import rigid_bodies
 from mbslib.systems.directors import ConstrainedSystem
 from mbslib.systems.heavy_top import Cone, steady_precession_spin
@@ -148,8 +148,10 @@ def four_bar_damping_matrix(params: FourBarParams, kind: str = "symmetric") -> n
     """Damping matrix C = diag(0, 0, 0, C_4, C_5) of the two dampers at P5 and P6, eqs. (77)-(80).
 
     ``kind="symmetric"``: C_i = η BᵀB with B = [I, (l/2) I, 0], from the Rayleigh function
-    𝒢 = ½η|φ̇ + (l/2)ḋ_1|² (the printed eq. (80) is neither symmetric nor PSD).
-    ``kind="metis"``: the authors' code, block rows [I, l/2 I, 0], [0, 0, 0], [l/2 I, l²/4 I, 0].
+    𝒢 = ½η|φ̇ + (l/2)ḋ_1|² (the printed eq. (80) is neither symmetric nor PSD): the matrix of the
+    description's point dampers (:func:`double_four_bar_model`), written out as the paper does.
+    ``kind="metis"``: the authors' code, block rows [I, l/2 I, 0], [0, 0, 0], [l/2 I, l²/4 I, 0]:
+    not symmetric, so not the matrix of any damper (its force on d_1 belongs to d_2's rows).
     Both give the same motion on the parallelogram branch (the couplers translate).
     """
     I2, l, eta = np.eye(2), params.l, params.eta
@@ -184,6 +186,10 @@ def double_four_bar_model(params: FourBarParams = FourBarParams(), variant: str 
 
     ``variant`` sets the initial velocities (:func:`four_bar_initial_state`): ``"C"`` the rigid
     motion with θ̇ = −v0/l; ``"P"`` its centre-of-mass velocities with the bars not turning.
+
+    With η > 0 the two dampers of eqs. (77)-(80) join P1 to P5 and P2 to P6 (the "+" ends of the
+    couplers B4 and B5): :class:`mbslib.model.PointDamper` records, which resist the whole velocity
+    of P5 and P6 (the Rayleigh function ½η|φ̇ + (l/2)ḋ_1|² of each coupler).
     """
     params.validate()
     if variant not in ("P", "C"):
@@ -212,7 +218,9 @@ def double_four_bar_model(params: FourBarParams = FourBarParams(), variant: str 
     joints = (hinge(None, [0.0, 0.0, 0.0], 0, down), hinge(None, [l, 0.0, 0.0], 1, up),
               hinge(None, [2 * l, 0.0, 0.0], 2, up), hinge(0, up, 3, down), hinge(3, up, 1, down),
               hinge(3, up, 4, down), hinge(4, up, 2, down))
-    return Model(tuple(cranks + couplers), joints, gravity=Gravity([0.0, -params.g, 0.0]))
+    dampers = tuple(PointDamper(None, body, pivot, up, params.eta)
+                    for body, pivot in ((3, [0.0, 0.0, 0.0]), (4, [l, 0.0, 0.0]))) if params.eta > 0 else ()
+    return Model(tuple(cranks + couplers), joints, gravity=Gravity([0.0, -params.g, 0.0]), dampers=dampers)
 
 
 def double_four_bar(params: FourBarParams = FourBarParams(), damping: str = "symmetric") -> ConstrainedSystem:
@@ -221,13 +229,17 @@ def double_four_bar(params: FourBarParams = FourBarParams(), damping: str = "sym
 
     Each bar is q = [φ; d_1; d_2] (eq. 70) with d_1 and d_2 its body axes e_x and e_y: d_1 of B1
     points from P1 to P4, d_1 of B2, B3 down to the ground pivot, d_1 of the couplers along +e_1.
-    With η > 0 the dampers' matrix :func:`four_bar_damping_matrix` of kind ``damping`` is applied to
-    the director system: the paper's dampers resist the whole velocity of a point (eq. 78), a force
-    for which a description has no record (a :class:`mbslib.model.Spring`'s damper acts along its
-    line only).
+    With η > 0, ``damping="symmetric"`` damps with the description's point dampers, whose matrix
+    is :func:`four_bar_damping_matrix` of kind "symmetric"; ``damping="metis"`` replaces it by the
+    authors' matrix, which is no damper's (see :func:`four_bar_damping_matrix`), so no description
+    carries it: it is applied to the formulated system.
     """
+    if damping not in ("symmetric", "metis"):
+        raise ValueError(f"damping must be 'symmetric' or 'metis', got {damping!r}")
     system = planar_director_system(double_four_bar_model(params))
-    return system.with_damping(four_bar_damping_matrix(params, damping)) if params.eta > 0 else system
+    if damping == "metis" and params.eta > 0:
+        return system.with_damping(four_bar_damping_matrix(params, "metis"))
+    return system
 
 
 def four_bar_configuration(theta: float, params: FourBarParams = FourBarParams()):

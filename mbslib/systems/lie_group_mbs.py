@@ -835,19 +835,16 @@ class Rotor:
     def description(self) -> md.Model:
         """The rotor as a :class:`mbslib.model.Model`: one body at rest at the origin spinning about
         its x axis, two springs of zero rest length from the support points ``[∓L_L, 0, 0]`` to
-        the same points on the ground, and the torque (44) as a constant applied load.
-
-        Undamped supports only: the rotor's dampers act along every direction of the support's
-        displacement, a :class:`~mbslib.model.Spring`'s along its line, which a spring of zero
-        length does not have.
+        the same points on the ground, the torque (44) as a constant applied load and, for
+        ``damping > 0``, two ground dampers (:class:`~mbslib.model.PointDamper`) at the support
+        points, which resist their whole velocity.
         """
-        if self.damping > 0:
-            raise NotImplementedError("damping: the rotor's support dampers act in every direction, a Spring's "
-                                      "along its line (undefined at zero length); only undamped supports are described")
         body = md.RigidBody("rotor", self.mass, self.inertia, angular_velocity=[self.spin, 0.0, 0.0])
-        supports = tuple(md.Spring(None, 0, point, point, self.stiffness)
-                         for point in ([-self.support, 0.0, 0.0], [self.support, 0.0, 0.0]))
-        return md.Model((body,), springs=supports, loads=(md.AppliedLoad(0, torque=md.Constant(self.torque)),))
+        points = ([-self.support, 0.0, 0.0], [self.support, 0.0, 0.0])
+        supports = tuple(md.Spring(None, 0, point, point, self.stiffness) for point in points)
+        dampers = tuple(md.PointDamper(None, 0, point, point, self.damping) for point in points if self.damping > 0)
+        return md.Model((body,), springs=supports, loads=(md.AppliedLoad(0, torque=md.Constant(self.torque)),),
+                        dampers=dampers)
 
 
 def rotor_params(mass: float, inertia, support: float, stiffness: float, damping: float, torque) -> np.ndarray:
