@@ -3,8 +3,10 @@
 A :class:`Model` says *what* a mechanism is, in physical terms with SI units: each
 :class:`RigidBody` has a mass, an inertia tensor about its centre of mass (in its body frame)
 and an initial pose and velocity; :class:`Joint` records tie a body to another body or to the
-ground; forces are :class:`Gravity`, :class:`Spring` and :class:`PointDamper` records and applied
-forces and torques (:class:`AppliedLoad`, functions of time and state or :class:`Constant`).
+ground; forces are :class:`Gravity`, :class:`Spring` and :class:`PointDamper` records, applied
+forces and torques (:class:`AppliedLoad`, functions of time and state or :class:`Constant`),
+:class:`ElasticBond` records (potentials of the relative pose of two bodies) and
+:class:`HertzContact` records (spherical bodies pressing on each other and on a :class:`PlaneWall`).
 *How* the motion is parametrised (unit quaternions, directors, rotation vector, Euler
 parameters, Tait–Bryan angles, rescaled Rodrigues parameters, minimal coordinates) is the
 business of a formulation, which maps the description to its coordinates and back.
@@ -32,6 +34,9 @@ from mbslib.validation import inertia as valid_inertia
 from mbslib.validation import nonnegative, positive, vector
 
 JOINT_KINDS = ("spherical", "revolute", "universal", "prismatic")
+#: How an :class:`ElasticBond` measures stretch and a :class:`HertzContact` overlap: relative to the
+#: rest length or reach (``"normalized"``, as paper 003 prints them) or in metres (``"absolute"``).
+MEASURES = ("normalized", "absolute")
 
 
 def _rotation(name: str, R) -> np.ndarray:
@@ -232,6 +237,163 @@ class AppliedLoad:
         _frozen(self, point=vector("point", self.point, (3,)).copy())
 
 
+def _measure(name: str, value) -> str:
+    if value not in MEASURES:
+        raise ValueError(f"{name} must be one of {MEASURES}, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True, eq=False)
+class ElasticBond:
+    """An elastic bond between the centres of bodies ``body_a`` and ``body_b``: the binder bond of
+    paper 003 (Baker & Gonzalez, eqs. 43–55), whose potential is the sum of three terms.
+
+    - Rotation (bending and torsion, eqs. 44–47): ``½ k_r θ²``, with θ the angle of the relative
+      rotation ``A₀ᵀ R_aᵀ R_b`` (``A₀``: its rest value).
+    - Stretch (eqs. 51–52): ``½ k_a e²`` with ``e = r/r₀ − 1`` (``stretch="normalized"``, as
+      printed) or ``e = r − r₀`` (``"absolute"``), ``r = |x_a − x_b|``.
+    - Shear (eqs. 53–55 in the one reading of the garbled print under which the printed force and
+      torque are gradients of the printed energy): ``½ k_s (1 − c)²`` with ``c = (R_a n₀)·(R_b n)``,
+      ``n = (x_a − x_b)/r`` and ``n₀`` the rest direction in body a's frame. ``R_b n`` reads the
+      world components of ``n`` as body-b components, as printed, so this term is not objective
+      (turning the whole system changes it) and rests at ``c = 1`` only where ``R_b n = n``: in the
+      paper's torus every body starts at ``R = I``.
+
+    Attributes
+    ----------
+    body_a, body_b : int
+        Body indices (a bond joins two bodies, not the ground).
+    rotation_stiffness : float
+        k_r [N m per rad²] (paper K^m), non-negative.
+    axial_stiffness : float
+        k_a [J] for the normalized stretch, [N/m] for the absolute (paper K^a), non-negative.
+    shear_stiffness : float
+        k_s [J] (paper K^s), non-negative.
+    stretch : str
+        ``"normalized"`` or ``"absolute"`` (:data:`MEASURES`).
+    rest_length : float or None
+        r₀ [m], positive; ``None``: the initial distance of the centres.
+    rest_direction : ndarray, shape (3,), or None
+        n₀ in body a's frame (normalised); ``None``: ``R_aᵀ (x_a − x_b)/r`` initially.
+    rest_rotation : ndarray, shape (3, 3), or None
+        A₀; ``None``: the initial ``R_aᵀ R_b``.
+    """
+
+    body_a: int
+    body_b: int
+    rotation_stiffness: float = 0.0
+    axial_stiffness: float = 0.0
+    shear_stiffness: float = 0.0
+    stretch: str = "normalized"
+    rest_length: float | None = None
+    rest_direction: np.ndarray | None = None
+    rest_rotation: np.ndarray | None = None
+
+    def __post_init__(self):
+        for name in ("body_a", "body_b"):
+            if not isinstance(getattr(self, name), (int, np.integer)):
+                raise ValueError(f"{name} must be a body index (a bond joins two bodies), got {getattr(self, name)!r}")
+        if self.body_a == self.body_b:
+            raise ValueError(f"body_a and body_b must differ, got {self.body_a} twice")
+        nonnegative(rotation_stiffness=self.rotation_stiffness, axial_stiffness=self.axial_stiffness,
+                    shear_stiffness=self.shear_stiffness)
+        if self.rest_length is not None:
+            positive(rest_length=self.rest_length)
+        _frozen(self, body_a=int(self.body_a), body_b=int(self.body_b),
+                rotation_stiffness=float(self.rotation_stiffness), axial_stiffness=float(self.axial_stiffness),
+                shear_stiffness=float(self.shear_stiffness), stretch=_measure("stretch", self.stretch),
+                rest_length=None if self.rest_length is None else float(self.rest_length),
+                rest_direction=None if self.rest_direction is None else _unit("rest_direction", self.rest_direction),
+                rest_rotation=None if self.rest_rotation is None else _rotation("rest_rotation",
+                                                                                self.rest_rotation).copy())
+
+
+@dataclass(frozen=True, eq=False)
+class PlaneWall:
+    """A fixed plane through ``point`` (world frame) whose unit ``normal`` points to the side of the
+    bodies, with the ``stiffness`` of a :class:`HertzContact` against it (same units as the
+    contact's own)."""
+
+    point: np.ndarray
+    normal: np.ndarray
+    stiffness: float
+
+    def __post_init__(self):
+        nonnegative(stiffness=self.stiffness)
+        _frozen(self, point=vector("point", self.point, (3,)).copy(), normal=_unit("normal", self.normal),
+                stiffness=float(self.stiffness))
+
+
+@dataclass(frozen=True, eq=False)
+class HertzContact:
+    """Hertz-type contact of spherical bodies (paper 003, eqs. 56–57): a potential
+    ``k δ₊^(p+1)/(p+1)`` per overlapping pair, repulsive along the line of centres.
+
+    A pair ``(a, b)`` at distance ``r`` overlaps by ``δ = 1 − r/(ρ_a + ρ_b)``
+    (``overlap="normalized"``, as printed) or ``δ = ρ_a + ρ_b − r`` (``"absolute"``). With the
+    Hertz exponent ``p = 3/2`` the prefactor is the 2/5 that makes the energy (56) consistent with
+    the force (57) (the print says 5/2). A body at distance ``g = (x − point)·normal`` from the
+    ``wall`` overlaps it by ``δ = 1 − g/ρ`` or ``δ = ρ − g``, with the wall's own stiffness: the
+    normalized form is the pair law against the body's mirror image, which is how the paper names
+    the wall contact (it gives no formula).
+
+    Attributes
+    ----------
+    radius : float or ndarray, shape (n_bodies,)
+        ρ [m] of every body, or one for all; positive.
+    stiffness : float
+        k of the pairs [J] (normalized) or [N/m^p] (absolute) (paper K^pp), non-negative.
+    pairs : "all" or sequence of (int, int)
+        The pairs that may touch: every pair of bodies, or those listed (none: ``()``).
+    wall : PlaneWall or None
+    exponent : float
+        p, positive (Hertz: 3/2).
+    overlap : str
+        ``"normalized"`` or ``"absolute"`` (:data:`MEASURES`).
+    """
+
+    radius: float | np.ndarray
+    stiffness: float
+    pairs: str | tuple = "all"
+    wall: PlaneWall | None = None
+    exponent: float = 1.5
+    overlap: str = "normalized"
+
+    def __post_init__(self):
+        radius = np.asarray(self.radius, dtype=float)
+        if radius.ndim > 1 or not np.all(np.isfinite(radius) & (radius > 0)) or radius.size == 0:
+            raise ValueError(f"radius must be one positive number or one per body, got {self.radius!r}")
+        nonnegative(stiffness=self.stiffness)
+        positive(exponent=self.exponent)
+        if isinstance(self.pairs, str):
+            if self.pairs != "all":
+                raise ValueError(f"pairs must be 'all' or a sequence of (a, b) body index pairs, got {self.pairs!r}")
+            pairs = "all"
+        else:
+            pairs = tuple(self.pairs)
+            for k, pair in enumerate(pairs):
+                if (len(pair) != 2 or not all(isinstance(i, (int, np.integer)) for i in pair)
+                        or pair[0] == pair[1]):
+                    raise ValueError(f"pairs[{k}] must be two different body indices, got {pair!r}")
+            pairs = tuple((int(a), int(b)) for a, b in pairs)
+        if self.wall is not None and not isinstance(self.wall, PlaneWall):
+            raise ValueError(f"wall must be a PlaneWall or None, got {type(self.wall).__name__}")
+        _frozen(self, radius=radius.copy() if radius.ndim else float(radius), stiffness=float(self.stiffness),
+                pairs=pairs, exponent=float(self.exponent), overlap=_measure("overlap", self.overlap))
+
+    def radii(self, n_bodies: int) -> np.ndarray:
+        """ρ of each of ``n_bodies`` bodies, shape (n_bodies,)."""
+        return np.broadcast_to(self.radius, (n_bodies,))
+
+    def pair_indices(self, n_bodies: int) -> tuple[np.ndarray, np.ndarray]:
+        """Bodies a and b of every pair that may touch, two index arrays (all pairs ``a < b`` in
+        row order for ``pairs="all"``)."""
+        if self.pairs == "all":
+            return np.triu_indices(n_bodies, 1)
+        pairs = np.array(self.pairs, dtype=int).reshape(-1, 2)
+        return pairs[:, 0], pairs[:, 1]
+
+
 @dataclass(frozen=True, eq=False)
 class Model:
     """A mechanism: bodies, joints and forces. Indices in joints and forces refer to ``bodies``."""
@@ -242,6 +404,8 @@ class Model:
     springs: tuple = ()
     loads: tuple = ()
     dampers: tuple = ()
+    bonds: tuple = ()
+    contacts: tuple = ()
 
     def __post_init__(self):
         bodies, joints = tuple(self.bodies), tuple(self.joints)
@@ -265,8 +429,27 @@ class Model:
         for k, load in enumerate(self.loads):
             if not 0 <= load.body < n:
                 raise ValueError(f"loads[{k}].body = {load.body} is not a body index (0..{n - 1})")
+        for k, bond in enumerate(self.bonds):
+            if not isinstance(bond, ElasticBond):
+                raise ValueError(f"bonds[{k}] must be an ElasticBond, got {type(bond).__name__}")
+            for end in ("body_a", "body_b"):
+                if not 0 <= getattr(bond, end) < n:
+                    raise ValueError(f"bonds[{k}].{end} = {getattr(bond, end)} is not a body index (0..{n - 1})")
+            d = bodies[bond.body_a].position - bodies[bond.body_b].position
+            if (bond.rest_length is None or bond.rest_direction is None) and not np.linalg.norm(d) > 0:
+                raise ValueError(f"bonds[{k}]: the centres of its bodies coincide initially, so rest_length and "
+                                 "rest_direction must be given")
+        for k, contact in enumerate(self.contacts):
+            if not isinstance(contact, HertzContact):
+                raise ValueError(f"contacts[{k}] must be a HertzContact, got {type(contact).__name__}")
+            if np.ndim(contact.radius) and len(contact.radius) != n:
+                raise ValueError(f"contacts[{k}].radius must be one number or one per body ({n}), "
+                                 f"got {len(contact.radius)}")
+            for pair in () if contact.pairs == "all" else contact.pairs:
+                if not all(0 <= i < n for i in pair):
+                    raise ValueError(f"contacts[{k}].pairs has {pair}, not a pair of body indices (0..{n - 1})")
         _frozen(self, bodies=bodies, joints=joints, springs=tuple(self.springs), loads=tuple(self.loads),
-                dampers=tuple(self.dampers))
+                dampers=tuple(self.dampers), bonds=tuple(self.bonds), contacts=tuple(self.contacts))
 
     @property
     def n_bodies(self) -> int:
@@ -351,13 +534,72 @@ def _point_velocities(s: BodyStates, body, point):
 
 
 def potential_energy(model: Model, s: BodyStates) -> np.ndarray:
-    """Potential energy of gravity and springs [J], shape (T,); applied loads have none."""
+    """Potential energy of gravity, springs, bonds and contacts [J], shape (T,); applied loads have
+    none."""
     V = np.zeros(len(s.t))
     if model.gravity is not None:
         V -= np.einsum("n,tni,i->t", _masses(model), s.position, model.gravity.g)
     for spring in model.springs:
         d = _points(s, spring.body_b, spring.point_b) - _points(s, spring.body_a, spring.point_a)
         V += 0.5 * spring.stiffness * (np.linalg.norm(d, axis=1) - spring.rest_length) ** 2
+    return V + _bond_energy(model, s) + _contact_energy(model, s)
+
+
+def bond_rest_poses(model: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rest length r₀ (nb,), rest direction n₀ in body a's frame (nb, 3) and rest relative rotation
+    A₀ (nb, 3, 3) of every :class:`ElasticBond`: the values the bond gives, else those of the
+    model's initial states."""
+    a = np.array([bond.body_a for bond in model.bonds], dtype=int)
+    b = np.array([bond.body_b for bond in model.bonds], dtype=int)
+    x = np.array([body.position for body in model.bodies])
+    R = np.array([body.rotation for body in model.bodies])
+    d = x[a] - x[b]
+    length = np.linalg.norm(d, axis=1)
+    direction = np.einsum("kji,kj->ki", R[a], d) / length[:, None]
+    rotation = np.einsum("kji,kjl->kil", R[a], R[b])
+    for k, bond in enumerate(model.bonds):
+        for given, out in ((bond.rest_length, length), (bond.rest_direction, direction),
+                           (bond.rest_rotation, rotation)):
+            if given is not None:
+                out[k] = given
+    return length, direction, rotation
+
+
+def _angle(A):
+    """Rotation angle of the rotation matrices ``A`` (..., 3, 3), accurate near 0 and π."""
+    w = np.stack([A[..., 2, 1] - A[..., 1, 2], A[..., 0, 2] - A[..., 2, 0], A[..., 1, 0] - A[..., 0, 1]], axis=-1)
+    return np.arctan2(0.5 * np.linalg.norm(w, axis=-1), 0.5 * (np.trace(A, axis1=-2, axis2=-1) - 1.0))
+
+
+def _bond_energy(model: Model, s: BodyStates) -> np.ndarray:
+    """Rotation, stretch and shear energy of the bonds (:class:`ElasticBond`), shape (T,)."""
+    V = np.zeros(len(s.t))
+    for bond, r0, n0, A0 in zip(model.bonds, *bond_rest_poses(model), strict=True):
+        Ra, Rb = s.rotation[:, bond.body_a], s.rotation[:, bond.body_b]
+        theta = _angle(np.einsum("ji,tkj,tkl->til", A0, Ra, Rb))  # A₀ᵀ R_aᵀ R_b
+        d = s.position[:, bond.body_a] - s.position[:, bond.body_b]
+        r = np.linalg.norm(d, axis=1)
+        e = r / r0 - 1.0 if bond.stretch == "normalized" else r - r0
+        c = np.einsum("tij,j,tik,tk->t", Ra, n0, Rb, d / r[:, None])  # (R_a n₀)·(R_b n)
+        V += 0.5 * (bond.rotation_stiffness * theta**2 + bond.axial_stiffness * e**2
+                    + bond.shear_stiffness * (1.0 - c) ** 2)
+    return V
+
+
+def _contact_energy(model: Model, s: BodyStates) -> np.ndarray:
+    """Energy of the Hertz contacts (:class:`HertzContact`) between bodies and with walls, (T,)."""
+    V = np.zeros(len(s.t))
+    for contact in model.contacts:
+        rho, p = contact.radii(model.n_bodies), contact.exponent
+        a, b = contact.pair_indices(model.n_bodies)
+        reach = rho[a] + rho[b]
+        r = np.linalg.norm(s.position[:, a] - s.position[:, b], axis=-1)
+        delta = 1.0 - r / reach if contact.overlap == "normalized" else reach - r
+        V += contact.stiffness / (p + 1.0) * np.sum(np.maximum(delta, 0.0) ** (p + 1.0), axis=-1)
+        if contact.wall is not None:
+            gap = (s.position - contact.wall.point) @ contact.wall.normal
+            delta = 1.0 - gap / rho if contact.overlap == "normalized" else rho - gap
+            V += contact.wall.stiffness / (p + 1.0) * np.sum(np.maximum(delta, 0.0) ** (p + 1.0), axis=-1)
     return V
 
 

@@ -96,11 +96,12 @@ def _systems(driver_ready=None) -> None:
 def _torus() -> None:
     """The binder torus of chapter 003 (all-pairs contact, one compiled time loop), and the compiled
     pieces of the maps as the Python steps call them."""
+    from mbslib.formulations.rodrigues import BondedSpheresSystem
     from mbslib.integrators import rodrigues_vi as rv
     from mbslib.studies import binder_torus as bts
     from mbslib.systems import binder_torus as bt
 
-    torus = bt.make_torus()
+    torus = BondedSpheresSystem(bt.make_torus().description())
     bts.simulate_torus(torus, "25", 1e-3, 2e-3)
     for step in rv.STEPS.values():
         rv.run(step, torus, rv.initial_state(torus, *torus.initial_conditions()), 1e-3, 1)

@@ -6,7 +6,7 @@ from scipy.spatial.transform import Rotation
 
 from mbslib import model as mm
 from mbslib import rodrigues as rr
-from mbslib.formulations.rodrigues import PivotedRodriguesSystem
+from mbslib.formulations.rodrigues import BondedSpheresSystem, PivotedRodriguesSystem
 from mbslib.integrators import rodrigues_vi as rv
 from mbslib.studies import binder_torus as ts
 from mbslib.systems import binder_torus as bt
@@ -221,6 +221,12 @@ def test_pendulum_observed_order(name, order):
 # --- binder torus ------------------------------------------------------------------------------
 
 
+def torus_system(params):
+    """The torus of ``params`` as the maps run it: its description, through the rescaled Rodrigues
+    formulation."""
+    return BondedSpheresSystem(bt.make_torus(params).description())
+
+
 def random_torus_config(torus):
     x = torus.x0 + 0.02 * RNG.normal(size=torus.x0.shape)
     x[torus.n // 2, 0] = 0.02  # wall penetration
@@ -275,7 +281,7 @@ def test_torus_invariances_and_balance(torus):
 def test_compiled_kernel_matches_numpy(torus):
     x, alpha = random_torus_config(torus)
     F, T, U, Fw = bt.forces_numpy(torus, x, alpha)
-    F2, T2, U2, Fw2 = bt.forces_compiled(torus, x, alpha)
+    F2, T2, U2, Fw2 = torus_system(torus.params).forces(x, alpha)
     assert np.abs(F2 - F).max() <= 1e-13 * np.abs(F).max()
     assert np.abs(T2 - T).max() <= 1e-13 * np.abs(T).max()
     assert np.allclose(U2, U, rtol=1e-13) and abs(Fw2 - Fw) <= 1e-13 * abs(Fw)
@@ -288,7 +294,7 @@ def test_compiled_loop_matches_python_maps(name):
     s0 = rv.initial_state(torus, x0, v0, alpha0, 0.5 * RNG.normal(size=w0.shape))
     h, n = 2e-3, 120
     ref = rv.states_of(rv.run(rv.STEPS[name], torus, s0, h, n).x)[-1]
-    out = ts.simulate_torus(torus, name, h, n * h, stride=n, state0=s0, store_states=True)
+    out = ts.simulate_torus(torus_system(torus.params), name, h, n * h, stride=n, state0=s0, store_states=True)
     assert out.ok and out.n_steps == n
     # the compiled loop and the Python steps call the same compiled pieces: only the forces differ
     # (compiled kernel against NumPy), at round-off
@@ -300,27 +306,16 @@ def test_compiled_loop_matches_python_maps(name):
     assert abs(bt.column(out, "q2")[-1] - q2) <= 1e-11 * q2
 
 
-class _CompiledTorusForces:
-    """The torus with the compiled force kernel behind the Python interface of the maps."""
-
-    def __init__(self, torus):
-        self.torus, self.m, self.J = torus, torus.m, torus.J
-
-    def force_torque(self, x, alpha):
-        return bt.forces_compiled(self.torus, x, alpha)[:2]
-
-
 @pytest.mark.parametrize("name", ["23", "25", "27", "27*"])
 def test_python_steps_and_compiled_loop_are_one_implementation(name):
     """With the same forces, the Python steps and the torus's compiled loop agree to the last bit:
     both step with rv.advance and rv.complete."""
-    torus = bt.make_torus(bt.TorusParams(n_p=16, x_c=1.6))
-    x0, v0, alpha0, w0 = torus.initial_conditions()
-    system = _CompiledTorusForces(torus)
+    system = torus_system(bt.TorusParams(n_p=16, x_c=1.6))
+    x0, v0, alpha0, w0 = system.initial_conditions()
     s0 = rv.initial_state(system, x0, v0, alpha0, 0.5 * RNG.normal(size=w0.shape))
     h, n = 2e-3, 60
     python = rv.run(rv.STEPS[name], system, s0, h, n)
-    compiled = ts.simulate_torus(torus, name, h, n * h, stride=1, state0=s0, store_states=True)
+    compiled = ts.simulate_torus(system, name, h, n * h, stride=1, state0=s0, store_states=True)
     np.testing.assert_array_equal(rv.states_of(python.x), compiled.extras["states"])
     np.testing.assert_array_equal(python.t, compiled.t)
     assert python.work == compiled.work == Work(steps=n, rhs_evaluations=n + 1)
@@ -356,7 +351,7 @@ def test_run_returns_a_trajectory_and_ends_where_eq16_has_no_root():
 
 
 def test_torus_trajectory_counts_steps_and_force_evaluations():
-    torus = bt.make_torus(bt.TorusParams(n_p=16, x_c=1.6))
+    torus = torus_system(bt.TorusParams(n_p=16, x_c=1.6))
     h, n, stride = 2e-3, 30, 4
     run = ts.simulate_torus(torus, "27", h, n * h, stride=stride)
     assert isinstance(run, Trajectory) and run.ok and run.failed_step == -1
@@ -370,7 +365,7 @@ def test_torus_trajectory_counts_steps_and_force_evaluations():
 
 
 def test_torus_failures_name_the_step_and_its_time():
-    torus = bt.make_torus(bt.TorusParams(n_p=16))
+    torus = torus_system(bt.TorusParams(n_p=16))
     # a huge step: the energy leaves its bound; the step that blew up is taken and recorded
     blown = ts.simulate_torus(torus, "25", 0.2, 20.0)
     k = blown.failed_step
@@ -388,7 +383,7 @@ def test_torus_failures_name_the_step_and_its_time():
 
 @pytest.mark.parametrize("name", ["23", "25", "27"])
 def test_torus_free_flight_momenta_conserved(name):
-    torus = bt.make_torus(bt.TorusParams(wall=False))
+    torus = torus_system(bt.TorusParams(wall=False))
     x0, v0, alpha0, w0 = torus.initial_conditions()
     s0 = (x0, v0 + 0.05 * RNG.normal(size=v0.shape), 0.02 * RNG.normal(size=w0.shape), 0.5 * RNG.normal(size=w0.shape))
     out = ts.simulate_torus(torus, name, 1e-3, 0.5, state0=s0)
@@ -416,9 +411,9 @@ def test_torus_parameter_validation():
     with pytest.raises(ValueError, match="params"):
         bt.make_torus(dict(n_p=24))
     with pytest.raises(ValueError, match="scheme"):
-        ts.simulate_torus(bt.make_torus(), "24", 1e-3, 0.01)
+        ts.simulate_torus(torus_system(bt.TorusParams()), "24", 1e-3, 0.01)
     with pytest.raises(ValueError, match="h must"):
-        ts.simulate_torus(bt.make_torus(), "25", -1e-3, 0.01)
+        ts.simulate_torus(torus_system(bt.TorusParams()), "25", -1e-3, 0.01)
 
 
 def test_torus_geometry():
@@ -491,30 +486,32 @@ def test_torus_initial_state_has_only_translational_energy_and_no_wall_contact()
         assert terms[0] == 40.0 and np.abs(terms[1:]).max() <= 1e-12
         for gap in (torus.D / 2 + 1e-12, torus.D, 0.4411):
             x = torus.x0 - [torus.x0[:, 0].min() - gap, 0.0, 0.0]
-            _, _, U, Fw = bt.forces_compiled(torus, x, np.zeros((torus.n, 3)))
+            _, _, U, Fw = torus_system(torus.params).forces(x, np.zeros((torus.n, 3)))
             assert U[4] == 0.0 and Fw == 0.0
-        run = ts.simulate_torus(torus, "25", 1e-3, 0.44)
+        run = ts.simulate_torus(torus_system(torus.params), "25", 1e-3, 0.44)
         assert np.all(bt.column(run, "U_pw") == 0.0) and np.all(bt.column(run, "I_w") == 0.0)
 
 
 def test_stiffness_matrix_and_max_frequency():
-    torus = bt.make_torus(bt.TorusParams(n_p=24))
+    paper = bt.make_torus(bt.TorusParams(n_p=24))
+    torus = torus_system(paper.params)
     # at rest without contact the fastest mode is axial: the stiffness of the springs k = K_a/r0^2
     # along the bonds, assembled here by hand (shear is quartic, bending acts on rotations only)
-    free = bt.make_torus(torus.params.replace(contact=False, wall=False))
-    k = free.params.K_a / free.D**2
-    K_axial = np.zeros((3 * free.n, 3 * free.n))
-    for (i, j), n0 in zip(free.bonds, free.n0, strict=True):
+    ring = bt.make_torus(paper.params.replace(contact=False, wall=False))
+    free = torus_system(ring.params)
+    k = ring.params.K_a / ring.D**2
+    K_axial = np.zeros((3 * ring.n, 3 * ring.n))
+    for (i, j), n0 in zip(ring.bonds, ring.n0, strict=True):
         block = k * np.outer(n0, n0)
         for a, b, sign in ((i, i, 1), (j, j, 1), (i, j, -1), (j, i, -1)):
             K_axial[3 * a:3 * a + 3, 3 * b:3 * b + 3] += sign * block
-    omega = bt.max_frequency(free, free.x0, np.zeros((free.n, 3)))
-    assert abs(omega - np.sqrt(np.linalg.eigvalsh(K_axial)[-1] / free.params.m)) <= 1e-6 * omega
-    assert abs(omega - 2 * np.sqrt(k) * np.cos(np.pi / free.n)) <= 1e-6 * omega  # alternating ring mode
+    omega = free.max_frequency(ring.x0, np.zeros((ring.n, 3)))
+    assert abs(omega - np.sqrt(np.linalg.eigvalsh(K_axial)[-1] / ring.params.m)) <= 1e-6 * omega
+    assert abs(omega - 2 * np.sqrt(k) * np.cos(np.pi / ring.n)) <= 1e-6 * omega  # alternating ring mode
     # at a random deformed state: the Hessian of U is symmetric, and K dq predicts the force change
-    x, alpha = random_torus_config(torus)
-    K = bt.stiffness_matrix(torus, x, alpha)
-    _, T, _, _ = bt.forces_compiled(torus, x, alpha)
+    x, alpha = random_torus_config(paper)
+    K = torus.stiffness_matrix(x, alpha)
+    _, T, _, _ = torus.forces(x, alpha)
     # symmetric up to the left-trivialisation term: K - K^T = S(T_i) in the rotation block of body i
     connection = np.zeros_like(K)
     for i in range(torus.n):
@@ -523,12 +520,12 @@ def test_stiffness_matrix_and_max_frequency():
     assert np.abs(K - K.T - connection).max() <= 1e-5 * np.abs(K).max()
     dq = 1e-6 * RNG.normal(size=6 * torus.n)
     dx, dz = dq[: 3 * torus.n].reshape(-1, 3), dq[3 * torus.n:].reshape(-1, 3)
-    F0, T0, _, _ = bt.forces_compiled(torus, x, alpha)
-    F1, T1, _, _ = bt.forces_compiled(torus, x + dx, rr.rr_compose(alpha, dz))
+    F0, T0, _, _ = torus.forces(x, alpha)
+    F1, T1, _, _ = torus.forces(x + dx, rr.rr_compose(alpha, dz))
     change = np.concatenate([(F1 - F0).ravel(), (T1 - T0).ravel()])
     assert np.abs(change + K @ dq).max() <= 1e-3 * np.abs(K @ dq).max()
     # stiffer contacts give a higher frequency at the same configuration
-    stiff = bt.make_torus(torus.params.replace(K_pp=10 * torus.params.K_pp, K_pw=10 * torus.params.K_pw))
-    assert bt.max_frequency(stiff, x, alpha) > bt.max_frequency(torus, x, alpha)
+    stiff = torus_system(paper.params.replace(K_pp=10 * paper.params.K_pp, K_pw=10 * paper.params.K_pw))
+    assert stiff.max_frequency(x, alpha) > torus.max_frequency(x, alpha)
     with pytest.raises(ValueError, match="eps"):
-        bt.stiffness_matrix(torus, x, alpha, eps=0.0)
+        torus.stiffness_matrix(x, alpha, eps=0.0)

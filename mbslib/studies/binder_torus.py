@@ -1,8 +1,10 @@
 """The binder torus of paper 003 (Sect. 4) run by the explicit maps: a study, not a system.
 
 :func:`simulate_torus` runs a whole trajectory of map (23), (25), (27) or (27*) in one compiled
-loop. The loop holds no formula of a map: each step is
-:func:`~mbslib.integrators.rodrigues_vi.advance`, the torus's forces
+loop, on what the rescaled Rodrigues formulation makes of a description of bonded spheres
+(:class:`~mbslib.formulations.rodrigues.BondedSpheresSystem`; the paper's torus:
+``BondedSpheresSystem(make_torus(params).description())``). The loop holds no formula of a map:
+each step is :func:`~mbslib.integrators.rodrigues_vi.advance`, the torus's forces
 (:func:`mbslib.systems.binder_torus.forces_kernel`) and
 :func:`~mbslib.integrators.rodrigues_vi.complete`, the same compiled functions the Python steps of
 :mod:`mbslib.integrators.rodrigues_vi` call; the loop adds the record of each state
@@ -17,8 +19,9 @@ import time
 import numba
 import numpy as np
 
+from mbslib.formulations.rodrigues import BondedSpheresSystem
 from mbslib.integrators.rodrigues_vi import CAYLEY_INVALID, SCHEMES, advance, complete
-from mbslib.systems.binder_torus import COLUMNS, BinderTorus, energy_terms, forces_kernel, kernel_args, record_kernel
+from mbslib.systems.binder_torus import COLUMNS, forces_kernel, record_kernel
 from mbslib.trajectory import IntegrationError, Trajectory, Work
 from mbslib.validation import positive
 
@@ -94,24 +97,29 @@ def _store(out, x, v, alpha, w):
     out[3] = w
 
 
-def simulate_torus(torus: BinderTorus, scheme: str, h: float, t_end: float, *, stride: int = 1,
+def simulate_torus(system: BondedSpheresSystem, scheme: str, h: float, t_end: float, *, stride: int = 1,
                    state0=None, store_states: bool = False,
                    E_ref: float | None = None, blowup: float = 10.0) -> Trajectory:
-    """Integrate the torus with map ``scheme`` ("23", "25", "27", "27*") in one compiled loop.
+    """Integrate bonded spheres (the torus) with map ``scheme`` ("23", "25", "27", "27*") in one
+    compiled loop.
 
     Parameters
     ----------
+    system : BondedSpheresSystem
+        The description as the compiled kernels take it.
     h, t_end : float
         Step size and horizon (``t_end/h`` is rounded to whole steps).
     stride : int
         Record every ``stride`` steps.
     state0 : sequence of arrays, shape (n, 3)
         Initial ``(x, v, alpha, w)``, or a state of :mod:`mbslib.integrators.rodrigues_vi` (its
-        first four fields); default :meth:`~mbslib.systems.binder_torus.BinderTorus.initial_conditions`.
+        first four fields); default: the description's initial states,
+        :meth:`~mbslib.formulations.rodrigues.BondedSpheresSystem.initial_conditions`.
     store_states : bool
         Also record the full states at the record times.
     E_ref : float
-        Energy reference of the H⁰ error integral (default: initial energy).
+        Energy reference of the H⁰ error integral (default: initial energy,
+        :meth:`~mbslib.formulations.rodrigues.BondedSpheresSystem.energy`).
     blowup : float
         Stop when ``|E - E_ref| > blowup |E_ref|`` or E is not finite (:data:`BLOW_UP`).
 
@@ -136,17 +144,17 @@ def simulate_torus(torus: BinderTorus, scheme: str, h: float, t_end: float, *, s
     if int(stride) != stride or stride < 1:
         raise ValueError(f"stride must be a positive integer, got {stride!r}")
     n_steps = int(round(t_end / h))
-    start_state = torus.initial_conditions() if state0 is None else tuple(state0)[:4]
+    start_state = system.initial_conditions() if state0 is None else tuple(state0)[:4]
     x, v, alpha, w = (np.array(a, dtype=float, order="C") for a in start_state)
     if E_ref is None:
-        E_ref = energy_terms(torus, x, v, alpha, w).sum()
+        E_ref = system.energy(x, v, alpha, w)
     n_rec = n_steps // stride + 1
     rec = np.full((n_rec, len(COLUMNS)), np.nan)
-    states = np.full((n_rec if store_states else 0, 4, torus.n, 3), np.nan)
+    states = np.full((n_rec if store_states else 0, 4, system.n, 3), np.nan)
     start = time.perf_counter()
     start_cpu = time.process_time()
     done, status, n_forces, int_e, int_q = _run_nb(x, v, alpha, w, float(h), n_steps, SCHEMES[scheme], int(stride),
-                                                  float(E_ref), float(blowup), *kernel_args(torus), rec, states)
+                                                  float(E_ref), float(blowup), *system.kernel_args, rec, states)
     wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
     done, t_final = int(done), int(done) * float(h)
     failure = None if status == 0 else IntegrationError(BLOW_UP if status == 1 else CAYLEY_INVALID, done, t_final)

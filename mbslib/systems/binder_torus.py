@@ -16,10 +16,17 @@ joined by binder bonds between ring neighbours. The potential is paper eq. (43) 
 
 ``law="absolute"`` switches the axial and contact laws to absolute overlaps (our variant,
 under which the paper's Fig. 5 step is stable).
+
+:func:`make_torus` builds the ring from the paper's values (:class:`TorusParams`);
+:meth:`BinderTorus.description` is the torus as a :class:`mbslib.model.Model`: spherical bodies,
+one :class:`~mbslib.model.ElasticBond` per binder bond and one :class:`~mbslib.model.HertzContact`
+(pairs and wall). What the maps run is what the rescaled Rodrigues formulation makes of that
+description, :class:`mbslib.formulations.rodrigues.BondedSpheresSystem`: the arguments of the
+compiled kernels below.
 All torques are **spatial** (``R M``). Two implementations: :func:`forces_numpy` (pure NumPy,
-the reference) and a compiled numba kernel, :func:`forces_kernel`, with :func:`record_kernel` the
-diagnostics of one state: the compiled time loop of maps (23), (25), (27), (27*) on the torus,
-:func:`mbslib.studies.binder_torus.simulate_torus`, calls them.
+the reference, from the parameters) and a compiled numba kernel, :func:`forces_kernel`, with
+:func:`record_kernel` the diagnostics of one state: the compiled time loop of maps (23), (25),
+(27), (27*), :func:`mbslib.studies.binder_torus.simulate_torus`, calls them.
 """
 
 from __future__ import annotations
@@ -28,13 +35,12 @@ from dataclasses import dataclass, replace
 
 import numba
 import numpy as np
-from scipy.sparse.linalg import eigsh
 
+from mbslib.model import MEASURES, ElasticBond, HertzContact, Model, PlaneWall, RigidBody
 from mbslib.rodrigues import compose, matrices, rr_angle, rr_compose, rr_matrix
 from mbslib.trajectory import Trajectory
 from mbslib.validation import nonnegative, positive, vector
 
-LAWS = {"normalized": 0, "absolute": 1}
 #: Columns of the diagnostics record (:func:`record_kernel`) of a torus run
 #: (:func:`mbslib.studies.binder_torus.simulate_torus`).
 COLUMNS = ("t", "K_t", "K_r", "U_m", "U_s", "U_a", "U_pp", "U_pw", "E",
@@ -70,7 +76,7 @@ class TorusParams:
     x_w : float
         Wall position (paper 0), finite; the ring must start right of it.
     law : str
-        "normalized" (as printed) or "absolute" (absolute overlaps).
+        "normalized" (as printed) or "absolute" (absolute overlaps): :data:`mbslib.model.MEASURES`.
     wall : bool
         Include the wall.
     contact : bool
@@ -106,8 +112,8 @@ class TorusParams:
         vector("v0", self.v0, ())
         vector("x_c", self.x_c, ())
         vector("x_w", self.x_w, ())
-        if self.law not in LAWS:
-            raise ValueError(f"law must be one of {sorted(LAWS)}, got {self.law!r}")
+        if self.law not in MEASURES:
+            raise ValueError(f"law must be one of {MEASURES}, got {self.law!r}")
         for name in ("wall", "contact"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise ValueError(f"{name} must be a bool, got {getattr(self, name)!r}")
@@ -171,6 +177,22 @@ class BinderTorus:
         n = self.n
         v = np.tile([-self.params.v0, 0.0, 0.0], (n, 1))
         return self.x0.copy(), v, np.zeros((n, 3)), np.zeros((n, 3))
+
+    def description(self) -> Model:
+        """The torus as a description: particle ``i`` a sphere of mass m and inertia J I at its
+        reference position with the initial state of :meth:`initial_conditions`; one
+        :class:`~mbslib.model.ElasticBond` (K^m, K^a, K^s, the stretch of ``law``, rest pose from the
+        initial states) per bond ``(i, i+1)``; one :class:`~mbslib.model.HertzContact` of radius
+        ``D/2``, stiffness K^pp and the overlap of ``law`` over all pairs (none without
+        ``contact``), with the wall ``x = x_w`` of stiffness K^pw (none without ``wall``)."""
+        p = self.params
+        bodies = tuple(RigidBody(f"particle {i}", p.m, np.full(3, p.J), position=self.x0[i],
+                                 velocity=[-p.v0, 0.0, 0.0]) for i in range(self.n))
+        bonds = tuple(ElasticBond(int(i), int(j), rotation_stiffness=p.K_m, axial_stiffness=p.K_a,
+                                  shear_stiffness=p.K_s, stretch=p.law) for i, j in self.bonds)
+        wall = PlaneWall([p.x_w, 0.0, 0.0], [1.0, 0.0, 0.0], p.K_pw) if p.wall else None
+        contact = HertzContact(0.5 * self.D, p.K_pp, pairs="all" if p.contact else (), wall=wall, overlap=p.law)
+        return Model(bodies, bonds=bonds, contacts=(contact,))
 
 
 def make_torus(params: TorusParams = TorusParams()) -> BinderTorus:
@@ -420,86 +442,12 @@ def record_kernel(t, x, v, alpha, w, m, J, U, Iw, out):
     return E, q2
 
 
-def kernel_args(torus: BinderTorus):
-    """The torus as the compiled kernels take it: ``(bi, bj, n0, r0, D, m, J, K_m, K_a, K_s, K_pp,
-    K_pw, x_w, absolute, wall, contact)``."""
-    p = torus.params
-    return (torus.bonds[:, 0].copy(), torus.bonds[:, 1].copy(), torus.n0, torus.r0, float(torus.D),
-            float(p.m), float(p.J), float(p.K_m), float(p.K_a), float(p.K_s), float(p.K_pp), float(p.K_pw),
-            float(p.x_w), LAWS[p.law] == 1, bool(p.wall), bool(p.contact))
-
-
-def forces_compiled(torus: BinderTorus, x, alpha):
-    """Same outputs as :func:`forces_numpy`, from the numba kernel."""
-    bi, bj, n0, r0, D, _, _, Km, Ka, Ks, Kpp, Kpw, x_w, absolute, wall, contact = kernel_args(torus)
-    x = np.ascontiguousarray(x, dtype=float)
-    alpha = np.ascontiguousarray(alpha, dtype=float)
-    n = x.shape[0]
-    F, T, R, U = np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 3, 3)), np.zeros(5)
-    Fw = forces_kernel(x, alpha, bi, bj, n0, r0, D, Km, Ka, Ks, Kpp, Kpw, x_w, absolute, wall, contact, F, T, R, U)
-    return F, T, U, Fw
-
-
 def column(run: Trajectory, name: str) -> np.ndarray:
     """One diagnostics column of a run of :func:`mbslib.studies.binder_torus.simulate_torus` by name
     (see :data:`COLUMNS`)."""
     if name not in COLUMNS:
         raise ValueError(f"name must be one of {COLUMNS}, got {name!r}")
     return run.x[:, COLUMNS.index(name)]
-
-
-def stiffness_matrix(torus: BinderTorus, x, alpha, eps: float = 1e-7) -> np.ndarray:
-    """Tangent stiffness ``K = -d(F, T)/d(x, zeta)`` at one configuration, shape (6n, 6n).
-
-    Central differences of the compiled forces and spatial torques, with positions perturbed
-    by ``eps`` and attitudes by the spatial (left) increment ``alpha -> alpha ⊕ eps e_c``, the
-    perturbation for which ``T = -dU/dzeta``; columns ordered (x_0, …, x_{n-1}, zeta_0, …).
-    Its symmetric part is the Hessian of ``U(x, exp(S(zeta)) R)`` at zeta = 0 (up to O(eps^2));
-    the rotation block of body i adds the antisymmetric ``S(T_i)/2`` of the left
-    trivialisation (zero at equilibrium). :func:`max_frequency` uses the symmetric part.
-    """
-    positive(eps=eps)
-    x = np.asarray(x, dtype=float)
-    alpha = np.asarray(alpha, dtype=float)
-    n = torus.n
-    K = np.empty((6 * n, 6 * n))
-
-    def generalized_force(xp, ap):
-        F, T, _, _ = forces_compiled(torus, xp, ap)
-        return np.concatenate([F.ravel(), T.ravel()])
-
-    for col in range(6 * n):
-        body, c = divmod(col % (3 * n), 3)
-        e = np.zeros(3)
-        e[c] = eps
-        if col < 3 * n:
-            xp, xm = x.copy(), x.copy()
-            xp[body] += e
-            xm[body] -= e
-            K[:, col] = -(generalized_force(xp, alpha) - generalized_force(xm, alpha)) / (2.0 * eps)
-        else:
-            ap, am = alpha.copy(), alpha.copy()
-            ap[body] = rr_compose(alpha[body], e)
-            am[body] = rr_compose(alpha[body], -e)
-            K[:, col] = -(generalized_force(x, ap) - generalized_force(x, am)) / (2.0 * eps)
-    return K
-
-
-def max_frequency(torus: BinderTorus, x, alpha) -> float:
-    """Highest frequency ``omega_max`` of the motion linearised at (x, alpha), contacts included.
-
-    ``sqrt(max eig(M^{-1/2} K M^{-1/2}))`` with ``K`` the symmetric part of
-    :func:`stiffness_matrix` and ``M = diag(m I, J I)``: the quantity that bounds the stable step
-    of maps (23), (25), (27), ``h < 2/omega_max`` (Verlet and symplectic Euler on a linear
-    oscillator).
-    """
-    K = stiffness_matrix(torus, x, alpha)
-    p = torus.params
-    scale = np.concatenate([np.full(3 * torus.n, p.m), np.full(3 * torus.n, p.J)]) ** -0.5
-    Ks = scale[:, None] * (0.5 * (K + K.T)) * scale[None, :]
-    # Lanczos for the largest eigenvalue, from a fixed start vector (deterministic)
-    top = eigsh(Ks, k=1, which="LA", v0=np.ones(len(Ks)), return_eigenvectors=False)[0]
-    return float(np.sqrt(max(top, 0.0)))
 
 
 def energy_terms(torus: BinderTorus, x, v, alpha, w) -> np.ndarray:
