@@ -236,3 +236,28 @@ def test_the_other_rodrigues_formulations_refuse_bonds_and_contacts():
     pendulum = Pendulum3D().model()
     with pytest.raises(ValueError, match="bonds or contacts"):
         PivotedRodriguesSystem(replace(pendulum, contacts=(HertzContact(0.1, 1.0),)))
+
+
+def test_description_diagnostics_of_a_compiled_run_match_its_record():
+    """A reader's own bonded spheres (a zigzag of four, all turned alike, spinning, one touching a
+    wall) through the torus's compiled loop: the description's energy and momentum of the stored
+    states, computed from body poses alone, equal the loop's own record."""
+    from mbslib.studies import binder_torus as ts
+
+    Q = Rotation.random(random_state=11).as_matrix()
+    rng = np.random.default_rng(2)
+    bodies = tuple(RigidBody(f"s{k}", 0.5, [0.02, 0.02, 0.02], position=[0.2 * k + 0.1, 0.15 * (k % 2), 0.0],
+                             rotation=Q, velocity=0.3 * rng.normal(size=3), angular_velocity=rng.normal(size=3))
+                   for k in range(4))
+    model = Model(bodies, bonds=tuple(ElasticBond(k, k + 1, rotation_stiffness=0.5, axial_stiffness=8.0,
+                                                  shear_stiffness=3.0) for k in range(3)),
+                  contacts=(HertzContact(0.15, 40.0, wall=PlaneWall([0.0, 0.0, 0.0], [1.0, 0.0, 0.0], 60.0)),))
+    system = BondedSpheresSystem(model)
+    run = ts.simulate_torus(system, "23", 1e-3, 0.5, stride=25, store_states=True)
+    assert run.ok and bt.column(run, "U_pw")[0] > 0 and bt.column(run, "U_pp")[0] > 0  # every term acts
+    states = system.body_states(run.t, run.extras["states"])
+    np.testing.assert_allclose(md.total_energy(model, states), bt.column(run, "E"), rtol=1e-12)
+    momentum = np.stack([bt.column(run, c) for c in ("P_x", "P_y", "P_z")], axis=1)
+    np.testing.assert_allclose(md.linear_momentum(model, states), momentum, rtol=1e-12, atol=1e-14)
+    assert md.total_energy(model, model.initial_states())[0] == pytest.approx(system.energy(
+        *system.initial_conditions()), rel=1e-13)

@@ -172,7 +172,7 @@ def _kernel_bonds(model: Model):
                              f"{bond.stretch!r}, bonds[0] {stretch!r}")
     r0, n0, A0 = bond_rest_poses(model)
     for k, A in enumerate(A0):
-        if not np.array_equal(A, np.eye(3)):
+        if np.abs(A - np.eye(3)).max() > 1e-12:  # bodies that start turned alike: the identity to round-off
             raise ValueError(f"{_KERNEL}: bonds[{k}].rest_rotation must be the identity (the kernel bends and twists "
                              f"against the absolute attitudes), got {A.tolist()}")
     bi = np.array([bond.body_a for bond in model.bonds], dtype=np.int64)
@@ -216,7 +216,8 @@ class BondedSpheresSystem:
     hold many. A description it cannot run raises ``ValueError`` naming what it has: joints,
     gravity, springs, applied loads or dampers; bodies of different masses or inertias, or not
     spherical; bonds with different stiffnesses or stretch measures, or a rest rotation other
-    than the identity (the kernel bends and twists against the absolute attitudes); more than one
+    than the identity, to round-off (the kernel bends and twists against the absolute attitudes,
+    so bonded bodies must start turned alike); more than one
     contact record, listed pairs (the kernel tries every pair), bodies of different radii, an
     exponent other than 3/2, an overlap measure other than the bonds' stretch measure, or a wall
     whose normal is not +x.
