@@ -545,6 +545,15 @@ def potential_energy(model: Model, s: BodyStates) -> np.ndarray:
     return V + _bond_energy(model, s) + _contact_energy(model, s)
 
 
+def refuse(model: Model, formulation: str, *records: str) -> None:
+    """Raise a ``ValueError`` naming every kind of force record among ``records`` (names of
+    :class:`Model` fields, e.g. ``"bonds"``) that ``model`` has and ``formulation`` cannot express,
+    so that no formulation drops a force without a word."""
+    present = [f"{len(getattr(model, name))} {name}" for name in records if getattr(model, name)]
+    if present:
+        raise ValueError(f"{formulation} cannot express the model's {', '.join(present)}")
+
+
 def bond_rest_poses(model: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Rest length r₀ (nb,), rest direction n₀ in body a's frame (nb, 3) and rest relative rotation
     A₀ (nb, 3, 3) of every :class:`ElasticBond`: the values the bond gives, else those of the

@@ -11,6 +11,7 @@ from scipy.spatial.transform import Rotation
 
 from mbslib import model as md
 from mbslib import rodrigues as rr
+from mbslib.formulations import directors, joint_coordinates
 from mbslib.formulations.rodrigues import BondedSpheresSystem, PivotedRodriguesSystem, RodriguesSystem
 from mbslib.integrators.rodrigues_vi import SphericalBodies
 from mbslib.model import ElasticBond, Gravity, HertzContact, Model, PlaneWall, RigidBody
@@ -236,6 +237,17 @@ def test_the_other_rodrigues_formulations_refuse_bonds_and_contacts():
     pendulum = Pendulum3D().model()
     with pytest.raises(ValueError, match="bonds or contacts"):
         PivotedRodriguesSystem(replace(pendulum, contacts=(HertzContact(0.1, 1.0),)))
+
+
+@pytest.mark.parametrize("formulation", [directors.director_system, directors.planar_director_system,
+                                         directors.nontwisting_body,
+                                         lambda model: joint_coordinates.joint_model(model, np.zeros(2))])
+def test_formulations_without_bonds_and_contacts_refuse_them_by_name(formulation):
+    bonded = two_spheres(rotation_stiffness=1.0)
+    touching = replace(bonded, bonds=(), contacts=(HertzContact(0.1, 1.0),))
+    for model in (bonded, touching):
+        with pytest.raises(ValueError, match="bonds" if model.bonds else "contacts"):
+            formulation(model)
 
 
 def test_description_diagnostics_of_a_compiled_run_match_its_record():

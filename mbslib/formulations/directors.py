@@ -36,7 +36,7 @@ from dataclasses import replace
 import numpy as np
 
 from mbslib.formulations.director_triad import initial_state, rotation_from_q
-from mbslib.model import BodyStates, Model
+from mbslib.model import BodyStates, Model, refuse
 from mbslib.rotations import vee
 from mbslib.systems import nontwisting_body as nt
 from mbslib.systems.directors import (
@@ -54,6 +54,7 @@ from mbslib.systems.rigid_bodies import principal_frame
 def director_system(model: Model) -> ConstrainedSystem:
     """The model as a constrained director system (constraints: each body's six internal ones,
     then the joints in order, three rows each)."""
+    refuse(model, "director formulation", "bonds", "contacts")
     if model.loads:
         raise NotImplementedError("director formulation: applied loads are not available yet")
     frames = [principal_frame(b.inertia) for b in model.bodies]
@@ -154,6 +155,7 @@ def planar_director_system(model: Model) -> ConstrainedSystem:
     NotImplementedError
         For springs and applied loads (not available yet), naming the first.
     """
+    refuse(model, "planar directors", "bonds", "contacts")
     frames = _planar_frames(model)
     for label, items in (("springs", model.springs), ("loads", model.loads)):
         if items:
@@ -253,9 +255,9 @@ def nontwisting_body(model: Model) -> tuple[nt.NontwistingBody, np.ndarray]:
     moments only; none are taken from a description).
     """
     if model.n_bodies != 1 or model.joints or model.springs or model.loads or model.dampers or (
-            model.gravity is not None and np.any(model.gravity.g)):
-        raise ValueError("paper 004's director body: one free body without joints, gravity, springs, loads or "
-                         "dampers")
+            model.gravity is not None and np.any(model.gravity.g)) or model.bonds or model.contacts:
+        raise ValueError("paper 004's director body: one free body without joints, gravity, springs, loads, "
+                         "dampers, bonds or contacts")
     (body,) = model.bodies
     return nt.make_body(J=body.inertia), initial_state(body.rotation @ body.angular_velocity, body.rotation)
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mbslib import model as md
-from mbslib.model import BodyStates, Model
+from mbslib.model import BodyStates, Model, refuse
 from mbslib.rotations import exp_so3
 from mbslib.validation import vector
 
@@ -137,9 +137,8 @@ class JointChain:
 
 def _chain(model: Model) -> None:
     """Raise unless ``model`` is a serial open chain of revolute joints from the ground."""
-    if model.springs or model.loads:
-        raise ValueError("joint coordinates take bodies, revolute joints and gravity only; "
-                         f"the model has {len(model.springs)} spring(s) and {len(model.loads)} applied load(s)")
+    refuse(model, "joint coordinates (bodies, revolute joints and gravity only)",
+           "springs", "loads", "dampers", "bonds", "contacts")
     if len(model.joints) != model.n_bodies:
         raise ValueError(f"a serial chain has one joint per body: {len(model.joints)} joints, {model.n_bodies} bodies")
     for k, joint in enumerate(model.joints):
