@@ -282,7 +282,7 @@ def block_matrix(blocks, sizes, sparse: bool):
         return sp.csc_array((data, structure.indices, structure.indptr), shape=(size, size))
     J = np.zeros((size, size))
     for r0, c0, term in terms:
-        dense = term.toarray() if sp.issparse(term) or isinstance(term, Triplets) else term
+        dense = term if isinstance(term, np.ndarray) else term.toarray()  # Triplets or scipy.sparse
         J[r0 : r0 + term.shape[0], c0 : c0 + term.shape[1]] += dense
     return J
 
