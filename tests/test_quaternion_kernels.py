@@ -20,6 +20,7 @@ from mbslib.quaternions import (
     angular_momentum,
     mass_matrix_4,
     minus,
+    plus,
     quat_dg_kinetic,
     quat_grad_kinetic,
     rotate_jacobian,
@@ -49,7 +50,7 @@ def forced_chain(n_bodies):
 def test_the_quaternion_matrices_of_the_kernels_are_those_of_mbslib_quaternions():
     for q in RNG.standard_normal((5, 4)):
         for put, reference, shape in ((fq._put_G, G(q), (3, 4)), (fq._put_E, E(q), (3, 4)),
-                                      (fq._put_minus, minus(q[1:]), (4, 4))):
+                                      (fq._put_minus, minus(q[1:]), (4, 4)), (fq._put_plus, plus(q[1:]), (4, 4))):
             out = np.empty(shape)
             put(q if shape == (3, 4) else q[1:], out)
             np.testing.assert_array_equal(out, reference)
@@ -73,6 +74,23 @@ def test_body_points_and_their_jacobians():
         close(points[k], q[7 * b:7 * b + 3] + rotation_matrix(quat) @ X[k])
         close(jacobians[k], rotate_jacobian(quat, X[k]))
         assert rel(jacobians[k], fd_jacobian(lambda z, k=k: rotation_matrix(z) @ X[k], quat)) < 1e-8
+
+
+def test_end_hessians_are_the_levers_times_the_multipliers():
+    lever, mu = RNG.standard_normal((5, 4, 4)), RNG.standard_normal((5, 3))
+    close(fq._end_hessians(lever, mu), lever @ plus(mu))
+
+
+def test_joint_residuals_are_the_differences_of_the_joint_points():
+    system = fq.QuaternionSystem(forced_chain(4))
+    q = perturbed(system)[:system.n]
+    g = system.constraint(q)
+    for k, ((body_a, Xa), (body_b, Xb)) in enumerate(system.joints):
+        point_a = Xa if body_a is None else q[system._t(body_a)] + rotation_matrix(q[system._r(body_a)]) @ Xa
+        point_b = q[system._t(body_b)] + rotation_matrix(q[system._r(body_b)]) @ Xb
+        scale = max(np.abs(point_a).max(), np.abs(point_b).max())  # round-off of the points, not of their gap
+        np.testing.assert_allclose(g[system.N + 3 * k:system.N + 3 * k + 3], point_a - point_b, rtol=0,
+                                   atol=ROUND_OFF * scale)
 
 
 def perturbed(system):

@@ -85,6 +85,15 @@ def _put_minus(b, out):
 
 
 @numba.njit(cache=True)
+def _put_plus(a, out):
+    """``out = a⁺ = [[0, -aᵀ], [a, â]]`` (34), (4, 4)."""
+    out[0, 0], out[0, 1], out[0, 2], out[0, 3] = 0.0, -a[0], -a[1], -a[2]
+    out[1, 0], out[1, 1], out[1, 2], out[1, 3] = a[0], 0.0, -a[2], a[1]
+    out[2, 0], out[2, 1], out[2, 2], out[2, 3] = a[1], a[2], 0.0, -a[0]
+    out[3, 0], out[3, 1], out[3, 2], out[3, 3] = a[2], -a[1], a[0], 0.0
+
+
+@numba.njit(cache=True)
 def _dot(A, i, B, j):
     """``Σ_k A[k, i] B[k, j]``: column i of A against column j of B (a column of Aᵀ B)."""
     acc = 0.0
@@ -159,6 +168,23 @@ def _body_points(q, body, X):
 
 
 _EYE4 = np.eye(4)
+
+
+@numba.njit(cache=True)
+def _end_hessians(lever, mu):
+    """The Hessian blocks ``L_k μ_k⁺`` of joint ends (K, 4, 4): the constant ``L = ±2 X̄ᵀ`` of each
+    end times ``μ⁺`` (34) of its joint's multipliers ``μ`` (K, 3)."""
+    K = mu.shape[0]
+    out, mu_plus = np.empty((K, 4, 4)), np.empty((4, 4))
+    for k in range(K):
+        _put_plus(mu[k], mu_plus)
+        for i in range(4):
+            for j in range(4):
+                acc = 0.0
+                for l in range(4):
+                    acc += lever[k, i, l] * mu_plus[l, j]
+                out[k, i, j] = acc
+    return out
 
 
 class _Pattern:
@@ -272,6 +298,10 @@ class QuaternionSystem:
         self._end_identity = ends.sign[:, None, None] * np.eye(3)
         self._end_lever = (ends.sign * 2.0)[:, None, None] * _transpose(minus(ends.X))
         self._mass_identity = self.masses[:, None, None] * np.eye(3)
+        # g of the joints: the ground points' part, and where each joint's body ends start (end b is
+        # always on a body: a model's joints take the ground as body_a only)
+        self._ground_points = self._ends.a.ground - self._ends.b.ground
+        self._first_end = np.searchsorted(ends.joint, np.arange(len(self.joints)))
         # the unknowns (q, λ) of a Newton system body by body: the rows of the joints whose later
         # body it is, its coordinates, its unit constraint (a chain's matrix: a band of 10 + 10)
         later = np.maximum(*(np.where(e.on_body, e.body, -1) for e in (self._ends.a, self._ends.b)))
@@ -417,16 +447,13 @@ class QuaternionSystem:
         return grad, _matrix((self.n, self.n), blocks, sparse)
 
     # -- constraints ------------------------------------------------------------------------------
-    def _points(self, q, ends):
-        """Joint points ``φ + R(q) X`` of one end of every joint (a ground point for the ground), (J, 3)."""
-        points = ends.ground.copy()
-        points[ends.on_body] = _body_points(q, ends.body[ends.on_body], ends.X[ends.on_body])[0]
-        return points
-
     def constraint(self, q) -> np.ndarray:
         quat = q[self._R]
         unit = 0.5 * (np.einsum("ij,ij->i", quat, quat) - 1.0)  # q·q of every body
-        joints = self._points(q, self._ends.a) - self._points(q, self._ends.b)
+        ends, joints = self._ends.on_bodies, self._ground_points
+        if self.joints:  # g = p_a − p_b: the ground points, and the body ends' φ + R(q)X, joint by joint
+            points = ends.sign[:, None] * _body_points(q, ends.body, ends.X)[0]
+            joints = joints + np.add.reduceat(points, self._first_end, axis=0)
         return np.concatenate([unit, joints.ravel()])
 
     def constraint_jacobian(self, q, *, sparse: bool = False):
@@ -438,7 +465,7 @@ class QuaternionSystem:
     def constraint_hessian(self, q, lam, *, sparse: bool = False):
         """``Σ λ_k ∇²g_k``: ``λ_a I₄`` per unit constraint, ``±2 X̄ᵀ μ⁺`` per joint end (constant)."""
         mu = lam[self.N:].reshape(-1, 3)[self._ends.on_bodies.joint]
-        return self._patterns["hessian"].matrix([lam[: self.N, None, None] * _EYE4, self._end_lever @ plus(mu)],
+        return self._patterns["hessian"].matrix([lam[: self.N, None, None] * _EYE4, _end_hessians(self._end_lever, mu)],
                                                 sparse)
 
     def external_force(self, q, v, t):
