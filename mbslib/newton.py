@@ -297,10 +297,10 @@ BAND_WIDTH_MAX = 48
 
 @dataclass(frozen=True)
 class _Band:
-    """A square CSC pattern in band order: the unknowns in reverse Cuthill–McKee order
-    (``order``), the numbers of sub- and superdiagonals ``kl, ku`` and, for every stored entry,
-    its flat index in LAPACK's band storage of shape (2 kl + ku + 1, n) (``at``). ``indptr`` and
-    ``indices`` identify the pattern."""
+    """A square CSC pattern in band order: the unknowns in band order (``order``: given, or
+    reverse Cuthill–McKee), the numbers of sub- and superdiagonals ``kl, ku`` and, for every
+    stored entry, its flat index in LAPACK's band storage of shape (2 kl + ku + 1, n), column by
+    column (``at``). ``indptr`` and ``indices`` identify the pattern."""
 
     indptr: np.ndarray
     indices: np.ndarray
@@ -320,9 +320,10 @@ class _Band:
         rows = position[J.indices]
         cols = position[np.repeat(np.arange(size), np.diff(J.indptr))]
         kl, ku = max(int(np.max(rows - cols, initial=0)), 0), max(int(np.max(cols - rows, initial=0)), 0)
+        at = kl + ku + rows - cols + (2 * kl + ku + 1) * cols  # row kl + ku + i − j of column j, column-major
         shared = not J.indices.flags.writeable  # the read-only arrays of a block matrix's structure stay
         indptr, indices = (J.indptr, J.indices) if shared else (J.indptr.copy(), J.indices.copy())
-        return cls(indptr, indices, order, kl, ku, (kl + ku + rows - cols) * size + cols)
+        return cls(indptr, indices, order, kl, ku, at)
 
     def fits(self, J, order=None) -> bool:
         return ((self.indices is J.indices or np.array_equal(self.indptr, J.indptr)
@@ -331,13 +332,12 @@ class _Band:
 
     def solve(self, J, r: np.ndarray) -> np.ndarray:
         """``J⁻¹ r`` by the banded LU of ``J`` in band order."""
-        size = J.shape[0]
-        band = np.zeros((2 * self.kl + self.ku + 1) * size)
-        band[self.at] = J.data
-        *_, x, info = dgbsv(self.kl, self.ku, band.reshape(-1, size), r[self.order], overwrite_b=True)
+        band = np.zeros((2 * self.kl + self.ku + 1, J.shape[0]), order="F")  # LAPACK's layout: factorised in place
+        band.ravel(order="F")[self.at] = J.data
+        *_, x, info = dgbsv(self.kl, self.ku, band, r[self.order], overwrite_ab=True, overwrite_b=True)
         if info > 0:  # LAPACK counts the band order's columns from 1
             raise np.linalg.LinAlgError(f"band LU: zero pivot at unknown {self.order[info - 1]}")
-        dx = np.empty(size)
+        dx = np.empty(x.size)
         dx[self.order] = x
         return dx
 

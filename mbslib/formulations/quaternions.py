@@ -215,8 +215,13 @@ class _Pattern:
 
 def _matrix(shape, blocks, sparse: bool):
     """The sum of ``blocks`` (row slice, column slice, values), a matrix of ``shape``
-    (:meth:`_Pattern.matrix`)."""
+    (:meth:`_Pattern.matrix`); no blocks (no spring, damper or load): the zero matrix."""
+    if not blocks:
+        return Triplets(_NO_INDEX, _NO_INDEX, np.zeros(0), shape) if sparse else np.zeros(shape)
     return _Pattern(shape, [(r, c) for r, c, _ in blocks]).matrix([v for *_, v in blocks], sparse)
+
+
+_NO_INDEX = np.zeros(0, dtype=int)
 
 
 class _Ends(NamedTuple):
