@@ -203,7 +203,10 @@ class Triplets:
 def _entries(term) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Rows, columns and values of a :class:`Triplets`, a scipy.sparse or a dense matrix."""
     if isinstance(term, Triplets):
-        return term.rows, term.cols, np.broadcast_to(term.values, term.rows.shape)
+        values = term.values
+        if np.shape(values) != term.rows.shape:  # a scalar for all entries (an identity's diagonal)
+            values = np.broadcast_to(values, term.rows.shape)
+        return term.rows, term.cols, values
     coo = sp.coo_array(term)
     return coo.coords[0], coo.coords[1], coo.data
 
@@ -279,7 +282,7 @@ def block_matrix(blocks, sizes, sparse: bool):
         return sp.csc_array((data, structure.indices, structure.indptr), shape=(size, size))
     J = np.zeros((size, size))
     for r0, c0, term in terms:
-        dense = term.toarray() if sp.issparse(term) or isinstance(term, Triplets) else term
+        dense = term if isinstance(term, np.ndarray) else term.toarray()  # Triplets or scipy.sparse
         J[r0 : r0 + term.shape[0], c0 : c0 + term.shape[1]] += dense
     return J
 
@@ -294,10 +297,10 @@ BAND_WIDTH_MAX = 48
 
 @dataclass(frozen=True)
 class _Band:
-    """A square CSC pattern in band order: the unknowns in reverse Cuthill–McKee order
-    (``order``), the numbers of sub- and superdiagonals ``kl, ku`` and, for every stored entry,
-    its flat index in LAPACK's band storage of shape (2 kl + ku + 1, n) (``at``). ``indptr`` and
-    ``indices`` identify the pattern."""
+    """A square CSC pattern in band order: the unknowns in band order (``order``: given, or
+    reverse Cuthill–McKee), the numbers of sub- and superdiagonals ``kl, ku`` and, for every
+    stored entry, its flat index in LAPACK's band storage of shape (2 kl + ku + 1, n), column by
+    column (``at``). ``indptr`` and ``indices`` identify the pattern."""
 
     indptr: np.ndarray
     indices: np.ndarray
@@ -307,52 +310,59 @@ class _Band:
     at: np.ndarray
 
     @classmethod
-    def of(cls, J) -> _Band:
+    def of(cls, J, order=None) -> _Band:
         size = J.shape[0]
-        pattern = sp.csr_array((np.ones(J.nnz), J.indices, J.indptr), shape=J.shape)  # Jᵀ
-        order = reverse_cuthill_mckee(sp.csr_array(pattern + pattern.T), symmetric_mode=True)
+        if order is None:
+            pattern = sp.csr_array((np.ones(J.nnz), J.indices, J.indptr), shape=J.shape)  # Jᵀ
+            order = reverse_cuthill_mckee(sp.csr_array(pattern + pattern.T), symmetric_mode=True)
         position = np.empty(size, dtype=np.int64)
         position[order] = np.arange(size)
         rows = position[J.indices]
         cols = position[np.repeat(np.arange(size), np.diff(J.indptr))]
         kl, ku = max(int(np.max(rows - cols, initial=0)), 0), max(int(np.max(cols - rows, initial=0)), 0)
-        return cls(J.indptr.copy(), J.indices.copy(), order, kl, ku, (kl + ku + rows - cols) * size + cols)
+        at = kl + ku + rows - cols + (2 * kl + ku + 1) * cols  # row kl + ku + i − j of column j, column-major
+        shared = not J.indices.flags.writeable  # the read-only arrays of a block matrix's structure stay
+        indptr, indices = (J.indptr, J.indices) if shared else (J.indptr.copy(), J.indices.copy())
+        return cls(indptr, indices, order, kl, ku, at)
 
-    def fits(self, J) -> bool:
-        return np.array_equal(self.indptr, J.indptr) and np.array_equal(self.indices, J.indices)
+    def fits(self, J, order=None) -> bool:
+        return ((self.indices is J.indices or np.array_equal(self.indptr, J.indptr)
+                 and np.array_equal(self.indices, J.indices))
+                and (order is None or self.order is order or np.array_equal(self.order, order)))
 
     def solve(self, J, r: np.ndarray) -> np.ndarray:
         """``J⁻¹ r`` by the banded LU of ``J`` in band order."""
-        size = J.shape[0]
-        band = np.zeros((2 * self.kl + self.ku + 1) * size)
-        band[self.at] = J.data
-        *_, x, info = dgbsv(self.kl, self.ku, band.reshape(-1, size), r[self.order], overwrite_b=True)
+        band = np.zeros((2 * self.kl + self.ku + 1, J.shape[0]), order="F")  # LAPACK's layout: factorised in place
+        band.ravel(order="F")[self.at] = J.data
+        *_, x, info = dgbsv(self.kl, self.ku, band, r[self.order], overwrite_ab=True, overwrite_b=True)
         if info > 0:  # LAPACK counts the band order's columns from 1
             raise np.linalg.LinAlgError(f"band LU: zero pivot at unknown {self.order[info - 1]}")
-        dx = np.empty(size)
+        dx = np.empty(x.size)
         dx[self.order] = x
         return dx
 
 
-#: The band order of the last sparse Newton matrix of each size and number of entries (a Newton
-#: iteration factorises a matrix of the same pattern as the one before it).
-_BANDS: dict[tuple[int, int], _Band] = {}
+#: The band order of the last sparse Newton matrix of each size, number of entries and kind of
+#: order (a Newton iteration factorises a matrix of the same pattern as the one before it).
+_BANDS: dict[tuple[int, int, bool], _Band] = {}
 
 
-def sparse_solve(J, r: np.ndarray) -> np.ndarray:
-    """``J⁻¹ r`` for a sparse square ``J``: banded LU in reverse Cuthill–McKee order if the band
-    is narrow (:data:`BAND_WIDTH_MAX`; the order computed once per pattern), else SuperLU.
+def sparse_solve(J, r: np.ndarray, order=None) -> np.ndarray:
+    """``J⁻¹ r`` for a sparse square ``J``: banded LU if the band is narrow
+    (:data:`BAND_WIDTH_MAX`), else SuperLU. The band order is ``order`` (the unknowns in band
+    order, a permutation, from a system that knows its structure), or else reverse
+    Cuthill–McKee, computed once per pattern.
 
     Raises ``numpy.linalg.LinAlgError`` for an exactly singular ``J``.
     """
-    J = sp.csc_array(J)
+    J = J if isinstance(J, sp.csc_array) else sp.csc_array(J)
     if not J.has_canonical_format:  # one stored entry per position (the band takes each once)
         J = J.copy()  # the caller's arrays stay as they are
         J.sum_duplicates()
-    key = J.shape[0], J.nnz
+    key = J.shape[0], J.nnz, order is None
     band = _BANDS.get(key)
-    if band is None or not band.fits(J):
-        band = _BANDS[key] = _Band.of(J)
+    if band is None or not band.fits(J, order):
+        band = _BANDS[key] = _Band.of(J, order)
     if band.kl + band.ku <= BAND_WIDTH_MAX:
         return band.solve(J, r)
     try:

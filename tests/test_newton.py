@@ -203,7 +203,7 @@ def test_sparse_solve_takes_a_narrow_band_by_banded_lu_and_a_wide_one_by_superlu
     b = rng.normal(size=n)
     for A, banded in ((narrow, True), (wide, False)):
         x = newton.sparse_solve(A, b)
-        band = newton._BANDS[(n, A.nnz)]
+        band = newton._BANDS[(n, A.nnz, True)]
         assert (band.kl + band.ku <= newton.BAND_WIDTH_MAX) == banded
         np.testing.assert_allclose(x, np.linalg.solve(A.toarray(), b), rtol=1e-10, atol=1e-10 * np.abs(x).max())
     with pytest.raises(np.linalg.LinAlgError, match="zero pivot at unknown 299"):  # the unknown, not the band column
@@ -214,7 +214,25 @@ def test_sparse_solve_takes_a_narrow_band_by_banded_lu_and_a_wide_one_by_superlu
     arrow.eliminate_zeros()  # column 50 empty: exactly singular
     with pytest.raises(NewtonError, match=r"t = 0\.25: singular Jacobian \(Factor is exactly singular"):
         newton_solve(lambda x: arrow @ x - b, np.zeros(n), lambda x: arrow, t=0.25)
-    assert newton._BANDS[(n, arrow.nnz)].kl + newton._BANDS[(n, arrow.nnz)].ku > newton.BAND_WIDTH_MAX
+    assert newton._BANDS[(n, arrow.nnz, True)].kl + newton._BANDS[(n, arrow.nnz, True)].ku > newton.BAND_WIDTH_MAX
+
+
+def test_sparse_solve_takes_the_band_order_it_is_given():
+    rng = np.random.default_rng(5)
+    n = 300
+    dense = np.zeros((n, n))
+    for i in range(0, n - 3, 3):  # tridiagonal blocks of 3 × 3: 5 sub- and 5 superdiagonals in this order
+        dense[i:i + 6, i:i + 6] += rng.normal(size=(6, 6))
+    shuffle = rng.permutation(n)
+    A = sp.csc_array(dense[np.ix_(shuffle, shuffle)])
+    order = np.argsort(shuffle)  # the unknowns of A in the order of ``dense``
+    b = rng.normal(size=n)
+    x = newton.sparse_solve(A, b, order)
+    band = newton._BANDS[(n, A.nnz, False)]
+    assert (band.kl, band.ku) == (5, 5) and band.order is order
+    np.testing.assert_allclose(x, np.linalg.solve(A.toarray(), b), rtol=0, atol=1e-12 * np.abs(x).max())
+    np.testing.assert_array_equal(newton.sparse_solve(A, b, order[::-1]), newton.sparse_solve(A, b, order[::-1]))
+    assert newton._BANDS[(n, A.nnz, False)].order[0] == order[-1]  # another order: its own band
 
 
 def test_sparse_block_matrices_from_the_same_index_arrays_reuse_their_structure():

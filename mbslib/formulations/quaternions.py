@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numba
 import numpy as np
 
 from mbslib.model import BodyStates, Model
@@ -47,17 +48,143 @@ from mbslib.quaternions import (
     _transpose,
     angular_momentum,
     from_matrix,
-    mass_matrix_4,
     minus,
     plus,
-    quat_dg_kinetic,
-    quat_grad_kinetic,
     rotate_jacobian,
 )
 from mbslib.rotations import exp_so3
 from mbslib.systems.livens_systems import FreeRigidBody, HeavyTop
 from mbslib.systems.rigid_bodies import principal_frame
 from mbslib.validation import vector
+
+
+# -- compiled per-body and per-joint-end blocks (tested against mbslib.quaternions) ---------------
+@numba.njit(cache=True)
+def _put_G(q, out):
+    """``out = G(q) = [-q_vec, q0 I - q̂]`` (35a), (3, 4)."""
+    out[0, 0], out[0, 1], out[0, 2], out[0, 3] = -q[1], q[0], q[3], -q[2]
+    out[1, 0], out[1, 1], out[1, 2], out[1, 3] = -q[2], -q[3], q[0], q[1]
+    out[2, 0], out[2, 1], out[2, 2], out[2, 3] = -q[3], q[2], -q[1], q[0]
+
+
+@numba.njit(cache=True)
+def _put_E(q, out):
+    """``out = E(q) = [-q_vec, q0 I + q̂]`` (35b), (3, 4)."""
+    out[0, 0], out[0, 1], out[0, 2], out[0, 3] = -q[1], q[0], -q[3], q[2]
+    out[1, 0], out[1, 1], out[1, 2], out[1, 3] = -q[2], q[3], q[0], -q[1]
+    out[2, 0], out[2, 1], out[2, 2], out[2, 3] = -q[3], -q[2], q[1], q[0]
+
+
+@numba.njit(cache=True)
+def _put_minus(b, out):
+    """``out = b⁻ = [[0, -bᵀ], [b, -b̂]]`` (34), (4, 4)."""
+    out[0, 0], out[0, 1], out[0, 2], out[0, 3] = 0.0, -b[0], -b[1], -b[2]
+    out[1, 0], out[1, 1], out[1, 2], out[1, 3] = b[0], 0.0, b[2], -b[1]
+    out[2, 0], out[2, 1], out[2, 2], out[2, 3] = b[1], -b[2], 0.0, b[0]
+    out[3, 0], out[3, 1], out[3, 2], out[3, 3] = b[2], b[1], -b[0], 0.0
+
+
+@numba.njit(cache=True)
+def _put_plus(a, out):
+    """``out = a⁺ = [[0, -aᵀ], [a, â]]`` (34), (4, 4)."""
+    out[0, 0], out[0, 1], out[0, 2], out[0, 3] = 0.0, -a[0], -a[1], -a[2]
+    out[1, 0], out[1, 1], out[1, 2], out[1, 3] = a[0], 0.0, -a[2], a[1]
+    out[2, 0], out[2, 1], out[2, 2], out[2, 3] = a[1], a[2], 0.0, -a[0]
+    out[3, 0], out[3, 1], out[3, 2], out[3, 3] = a[2], -a[1], a[0], 0.0
+
+
+@numba.njit(cache=True)
+def _dot(A, i, B, j):
+    """``Σ_k A[k, i] B[k, j]``: column i of A against column j of B (a column of Aᵀ B)."""
+    acc = 0.0
+    for k in range(A.shape[0]):
+        acc += A[k, i] * B[k, j]
+    return acc
+
+
+@numba.njit(cache=True)
+def _kinetic_blocks(Jp, q0, q1, v0, v1):
+    """The discrete derivatives (87)–(88) of every body's kinetic energy and their Jacobians in
+    ``q1, v1`` (:func:`mbslib.quaternions.quat_dg_kinetic` body by body): ``Tq, Tv`` (N, 4) and
+    ``Tq_q, Tq_v, Tv_q, Tv_v`` (N, 4, 4), for principal inertias ``Jp`` (N, 3) and quaternions
+    and their rates (N, 4)."""
+    N = Jp.shape[0]
+    Tq, Tv = np.empty((N, 4)), np.empty((N, 4))
+    Tq_q, Tq_v, Tv_q, Tv_v = np.empty((N, 4, 4)), np.empty((N, 4, 4)), np.empty((N, 4, 4)), np.empty((N, 4, 4))
+    G0, G1q, G1v, Gqm, Gvm = np.empty((3, 4)), np.empty((3, 4)), np.empty((3, 4)), np.empty((3, 4)), np.empty((3, 4))
+    JG1q, JG1v = np.empty((3, 4)), np.empty((3, 4))  # J dΩ/dv1 = J G(q1), -J dΩ/dq1 = J G(v1)
+    qm, vm, y, y_minus = np.empty(4), np.empty(4), np.empty((3, 1)), np.empty((4, 4))
+    for a in range(N):
+        for j in range(4):
+            qm[j], vm[j] = 0.5 * (q0[a, j] + q1[a, j]), 0.5 * (v0[a, j] + v1[a, j])
+        _put_G(q0[a], G0)
+        _put_G(q1[a], G1q)
+        _put_G(v1[a], G1v)
+        _put_G(qm, Gqm)
+        _put_G(vm, Gvm)
+        for k in range(3):
+            Om = 0.0  # ½(Ω^n + Ω^{n+1}) = G(q0)v0 + G(q1)v1, v the quaternion rates
+            for j in range(4):
+                Om += G0[k, j] * v0[a, j] + G1q[k, j] * v1[a, j]
+                JG1q[k, j], JG1v[k, j] = Jp[a, k] * G1q[k, j], Jp[a, k] * G1v[k, j]
+            y[k, 0] = Jp[a, k] * Om
+        _put_minus(y[:, 0], y_minus)
+        for i in range(4):
+            Tq[a, i] = -2.0 * _dot(Gvm, i, y, 0)  # ∂̄_qT = -2 G(v^{n+1/2})ᵀ J Ω^{n+1/2}
+            Tv[a, i] = 2.0 * _dot(Gqm, i, y, 0)  # ∂̄_vT = 2 G(q^{n+1/2})ᵀ J Ω^{n+1/2}
+            for j in range(4):
+                Tq_q[a, i, j] = 2.0 * _dot(Gvm, i, JG1v, j)
+                Tq_v[a, i, j] = -y_minus[i, j] - 2.0 * _dot(Gvm, i, JG1q, j)
+                Tv_q[a, i, j] = y_minus[i, j] - 2.0 * _dot(Gqm, i, JG1v, j)
+                Tv_v[a, i, j] = 2.0 * _dot(Gqm, i, JG1q, j)
+    return Tq, Tv, Tq_q, Tq_v, Tv_q, Tv_v
+
+
+@numba.njit(cache=True)
+def _body_points(q, body, X):
+    """Points ``φ + R(q) X`` of body ends (``R(q) = E(q) G(q)ᵀ``, eq. 50) and their Jacobians
+    ``∂(R(q)X)/∂q = 2 E(q) X⁻`` (137): (K, 3) and (K, 3, 4), for the bodies ``body`` (K,) of the
+    coordinates ``q`` (7 per body) and levers ``X`` (K, 3)."""
+    K = body.size
+    points, jacobians = np.empty((K, 3)), np.empty((K, 3, 4))
+    Eq, Gq, X_minus, GX = np.empty((3, 4)), np.empty((3, 4)), np.empty((4, 4)), np.empty((4, 1))
+    for k in range(K):
+        at = 7 * body[k]
+        _put_E(q[at + 3:at + 7], Eq)
+        _put_G(q[at + 3:at + 7], Gq)
+        _put_minus(X[k], X_minus)
+        for j in range(4):  # G(q)ᵀ X
+            GX[j, 0] = Gq[0, j] * X[k, 0] + Gq[1, j] * X[k, 1] + Gq[2, j] * X[k, 2]
+        for i in range(3):
+            RX = 0.0
+            for j in range(4):
+                RX += Eq[i, j] * GX[j, 0]
+                EX = 0.0
+                for l in range(4):
+                    EX += Eq[i, l] * X_minus[l, j]
+                jacobians[k, i, j] = 2.0 * EX
+            points[k, i] = q[at + i] + RX
+    return points, jacobians
+
+
+_EYE4 = np.eye(4)
+
+
+@numba.njit(cache=True)
+def _end_hessians(lever, mu):
+    """The Hessian blocks ``L_k μ_k⁺`` of joint ends (K, 4, 4): the constant ``L = ±2 X̄ᵀ`` of each
+    end times ``μ⁺`` (34) of its joint's multipliers ``μ`` (K, 3)."""
+    K = mu.shape[0]
+    out, mu_plus = np.empty((K, 4, 4)), np.empty((4, 4))
+    for k in range(K):
+        _put_plus(mu[k], mu_plus)
+        for i in range(4):
+            for j in range(4):
+                acc = 0.0
+                for l in range(4):
+                    acc += lever[k, i, l] * mu_plus[l, j]
+                out[k, i, j] = acc
+    return out
 
 
 class _Pattern:
@@ -79,7 +206,8 @@ class _Pattern:
     def matrix(self, values, sparse: bool):
         """The matrix with the blocks' ``values`` (one array per block, of its shape): dense
         (blocks summed in their order), or its entries (:class:`~mbslib.newton.Triplets`)."""
-        data = np.concatenate([np.zeros(0), *(np.ravel(v) for v in values)])
+        data = (np.ravel(values[0]) if len(values) == 1
+                else np.concatenate([np.zeros(0), *(np.ravel(v) for v in values)]))
         if sparse:
             return Triplets(self.rows, self.cols, data, self.shape)
         return np.bincount(self.flat, data, minlength=self.shape[0] * self.shape[1]).reshape(self.shape)
@@ -87,8 +215,13 @@ class _Pattern:
 
 def _matrix(shape, blocks, sparse: bool):
     """The sum of ``blocks`` (row slice, column slice, values), a matrix of ``shape``
-    (:meth:`_Pattern.matrix`)."""
+    (:meth:`_Pattern.matrix`); no blocks (no spring, damper or load): the zero matrix."""
+    if not blocks:
+        return Triplets(_NO_INDEX, _NO_INDEX, np.zeros(0), shape) if sparse else np.zeros(shape)
     return _Pattern(shape, [(r, c) for r, c, _ in blocks]).matrix([v for *_, v in blocks], sparse)
+
+
+_NO_INDEX = np.zeros(0, dtype=int)
 
 
 class _Ends(NamedTuple):
@@ -123,7 +256,13 @@ class _JointEnds:
 
 
 class QuaternionSystem:
-    """Livens' form of ``model`` in centre-of-mass positions and unit quaternions (7 per body)."""
+    """Livens' form of ``model`` in centre-of-mass positions and unit quaternions (7 per body).
+
+    ``band_order`` orders the unknowns ``(q, λ)`` of a Newton system (n + m) body by body, for
+    a banded LU (:func:`mbslib.newton.sparse_solve`): the three multipliers of every joint whose
+    later body it is, the body's seven coordinates, its unit constraint; a chain's Newton matrix
+    then lies within 10 sub- and 10 superdiagonals, half the band of reverse Cuthill–McKee.
+    """
 
     def __init__(self, model: Model):
         if model.dampers:
@@ -164,6 +303,16 @@ class QuaternionSystem:
         self._end_identity = ends.sign[:, None, None] * np.eye(3)
         self._end_lever = (ends.sign * 2.0)[:, None, None] * _transpose(minus(ends.X))
         self._mass_identity = self.masses[:, None, None] * np.eye(3)
+        # g of the joints: the ground points' part, and where each joint's body ends start (end b is
+        # always on a body: a model's joints take the ground as body_a only)
+        self._ground_points = self._ends.a.ground - self._ends.b.ground
+        self._first_end = np.searchsorted(ends.joint, np.arange(len(self.joints)))
+        # the unknowns (q, λ) of a Newton system body by body: the rows of the joints whose later
+        # body it is, its coordinates, its unit constraint (a chain's matrix: a band of 10 + 10)
+        later = np.maximum(*(np.where(e.on_body, e.body, -1) for e in (self._ends.a, self._ends.b)))
+        multipliers = n + self.N + 3 * np.arange(len(self.joints))[:, None] + np.arange(3)
+        self.band_order = np.concatenate([np.zeros(0, dtype=int)] + [
+            np.concatenate([multipliers[later == a].ravel(), 7 * a + np.arange(7), [n + a]]) for a in range(self.N)])
 
     def _end(self, body, point):
         """``(body, X)``: the lever ``X = Vᵀ p`` in the principal frame, or a ground point as it is."""
@@ -178,34 +327,35 @@ class QuaternionSystem:
 
     # -- kinetic energy -------------------------------------------------------------------------
     def mass_matrix(self, q, *, sparse: bool = False):
-        """``diag(m_a I, M̃₄(q_a))`` per body (46), shape (n, n); sparse CSR if ``sparse``."""
-        return self._patterns["body"].matrix([self._mass_identity, mass_matrix_4(q[self._R], self._Jp)], sparse)
+        """``diag(m_a I, M̃₄(q_a))`` per body (46), shape (n, n); sparse CSR if ``sparse``:
+        ``M̃₄(q) = 4 G(q)ᵀ J G(q)`` is the Jacobian ``∂_vT_v`` of :meth:`grad_kinetic`."""
+        quat = q[self._R]
+        rotation = 2.0 * _kinetic_blocks(self._Jp, quat, quat, np.zeros_like(quat), np.zeros_like(quat))[5]
+        return self._patterns["body"].matrix([self._mass_identity, rotation], sparse)
 
     def kinetic_energy(self, q, v) -> float:
-        return 0.5 * v @ self.mass_matrix(q) @ v
+        return 0.5 * v @ (self.mass_matrix(q, sparse=True) @ v)
 
-    def _assemble(self, per_body, q0, q1, v0, v1, sparse) -> KineticParts:
-        """The kinetic parts of all bodies: vectors (n,) and four block-diagonal (n, n) Jacobians."""
+    def _assemble(self, q0, q1, v0, v1, scale, sparse) -> KineticParts:
+        """The kinetic parts of all bodies from their discrete derivatives (87)–(88)
+        (:func:`_kinetic_blocks`), the Jacobians times ``scale``: vectors (n,) and four
+        block-diagonal (n, n) Jacobians."""
         T, R, m = self._T, self._R, self.masses[:, None]
         Tq, Tv = np.zeros(self.n), np.zeros(self.n)
-        if v0 is None:  # continuous derivatives at (q1, v1)
-            Tv[T] = m * v1[T]
-            translation = self._mass_identity
-            k = per_body(self._Jp, q1[R], v1[R])
-        else:  # discrete: ½ m |v_φ|² is quadratic, its discrete derivative the midpoint one
-            Tv[T] = 0.5 * m * (v0[T] + v1[T])
-            translation = 0.5 * self._mass_identity
-            k = per_body(self._Jp, q0[R], q1[R], v0[R], v1[R])
-        Tq[R], Tv[R] = k.Tq, k.Tv
+        Tv[T] = 0.5 * m * (v0[T] + v1[T])  # ½ m |v_φ|² is quadratic: its discrete derivative the midpoint one
+        Tq[R], Tv[R], *jacobians = _kinetic_blocks(self._Jp, q0[R], q1[R], v0[R], v1[R])
+        Tq_q, Tq_v, Tv_q, Tv_v = (scale * block for block in jacobians)
         rotation = self._patterns["rotation"]
-        return KineticParts(Tq, Tv, *(rotation.matrix([block], sparse) for block in (k.Tq_q, k.Tq_v, k.Tv_q)),
-                            self._patterns["body"].matrix([translation, k.Tv_v], sparse))
+        return KineticParts(Tq, Tv, *(rotation.matrix([block], sparse) for block in (Tq_q, Tq_v, Tv_q)),
+                            self._patterns["body"].matrix([scale * 0.5 * self._mass_identity, Tv_v], sparse))
 
     def grad_kinetic(self, q, v, *, sparse: bool = False) -> KineticParts:
-        return self._assemble(quat_grad_kinetic, None, q, None, v, sparse)
+        """Continuous ``∂_qT, ∂_vT`` (48) and their Jacobians: the discrete ones at ``q0 = q1``,
+        ``v0 = v1``, whose Jacobians in the end values are half of those in ``q, v``."""
+        return self._assemble(q, q, v, v, 2.0, sparse)
 
     def dg_kinetic(self, q0, q1, v0, v1, *, sparse: bool = False) -> KineticParts:
-        return self._assemble(quat_dg_kinetic, q0, q1, v0, v1, sparse)
+        return self._assemble(q0, q1, v0, v1, 1.0, sparse)
 
     # -- springs: d(q) and its derivatives on the columns of the spring's bodies -------------------
     def _spring_vector(self, ends, q):
@@ -302,29 +452,25 @@ class QuaternionSystem:
         return grad, _matrix((self.n, self.n), blocks, sparse)
 
     # -- constraints ------------------------------------------------------------------------------
-    def _points(self, q, ends):
-        """Joint points ``φ + R(q) X`` of one end of every joint (a ground point for the ground), (J, 3)."""
-        points, body = ends.ground.copy(), ends.body[ends.on_body]
-        quat = q[self._R[body]]
-        points[ends.on_body] = q[self._T[body]] + _times(E(quat), _times(_transpose(G(quat)), ends.X[ends.on_body]))
-        return points
-
     def constraint(self, q) -> np.ndarray:
         quat = q[self._R]
-        unit = 0.5 * (_times(quat[:, None, :], quat)[:, 0] - 1.0)  # q·q of every body
-        joints = self._points(q, self._ends.a) - self._points(q, self._ends.b)
+        unit = 0.5 * (np.einsum("ij,ij->i", quat, quat) - 1.0)  # q·q of every body
+        ends, joints = self._ends.on_bodies, self._ground_points
+        if self.joints:  # g = p_a − p_b: the ground points, and the body ends' φ + R(q)X, joint by joint
+            points = ends.sign[:, None] * _body_points(q, ends.body, ends.X)[0]
+            joints = joints + np.add.reduceat(points, self._first_end, axis=0)
         return np.concatenate([unit, joints.ravel()])
 
     def constraint_jacobian(self, q, *, sparse: bool = False):
         """``∇g(q)``, shape (m, n): ``q_aᵀ`` per unit constraint, ``±[I, ∂(R(q)X)/∂q]`` per joint end."""
         ends = self._ends.on_bodies
-        turned = ends.sign[:, None, None] * rotate_jacobian(q[self._R[ends.body]], ends.X)
+        turned = ends.sign[:, None, None] * _body_points(q, ends.body, ends.X)[1]
         return self._patterns["jacobian"].matrix([q[self._R][:, None, :], self._end_identity, turned], sparse)
 
     def constraint_hessian(self, q, lam, *, sparse: bool = False):
         """``Σ λ_k ∇²g_k``: ``λ_a I₄`` per unit constraint, ``±2 X̄ᵀ μ⁺`` per joint end (constant)."""
         mu = lam[self.N:].reshape(-1, 3)[self._ends.on_bodies.joint]
-        return self._patterns["hessian"].matrix([lam[: self.N, None, None] * np.eye(4), self._end_lever @ plus(mu)],
+        return self._patterns["hessian"].matrix([lam[: self.N, None, None] * _EYE4, _end_hessians(self._end_lever, mu)],
                                                 sparse)
 
     def external_force(self, q, v, t):
@@ -375,27 +521,22 @@ class QuaternionSystem:
             q[self._t(a)], q[self._r(a)] = body.position, quat
             v[self._t(a)] = body.velocity
             v[self._r(a)] = 0.5 * G(quat).T @ (self.V[a].T @ body.angular_velocity)
-        return np.concatenate([q, self.mass_matrix(q) @ v, v, np.zeros(self.m)])
+        return np.concatenate([q, self.mass_matrix(q, sparse=True) @ v, v, np.zeros(self.m)])
 
     def body_states(self, t, q, v) -> BodyStates:
         """Body poses and velocities of coordinates ``q`` and velocities ``v`` (shape (T, n)):
         ``R = R(q) Vᵀ`` (the quadratic formula, so a unit-constraint drift shows), ``Ω = V (2 G(q) v)``."""
         t = np.atleast_1d(np.asarray(t, dtype=float))
         q, v = np.atleast_2d(q), np.atleast_2d(v)
-        shape = (len(t), self.N)
-        x, R, u, W = np.empty(shape + (3,)), np.empty(shape + (3, 3)), np.empty(shape + (3,)), np.empty(shape + (3,))
-        for k in range(len(t)):
-            for a in range(self.N):
-                quat = q[k, self._r(a)]
-                x[k, a], u[k, a] = q[k, self._t(a)], v[k, self._t(a)]
-                R[k, a] = E(quat) @ G(quat).T @ self.V[a].T
-                W[k, a] = self.V[a] @ (2.0 * G(quat) @ v[k, self._r(a)])
-        return BodyStates(t, x, R, u, W)
+        quat, V = q[:, self._R], np.array(self.V).reshape(self.N, 3, 3)  # every instant and body at once
+        R = E(quat) @ _transpose(G(quat)) @ _transpose(V)
+        W = _times(V, 2.0 * _times(G(quat), v[:, self._R]))
+        return BodyStates(t, q[:, self._T], R, v[:, self._T], W)
 
     def angular_momentum(self, q, p) -> np.ndarray:
         """``Σ φ_a × p_φa + ½ E(q_a) p_qa`` about the origin."""
-        return sum(np.cross(q[self._t(a)], p[self._t(a)]) + angular_momentum(q[self._r(a)], p[self._r(a)])
-                   for a in range(self.N))
+        T, R = self._T, self._R
+        return np.sum(np.cross(q[T], p[T]) + angular_momentum(q[R], p[R][..., None])[..., 0], axis=0)
 
 
 def _cross(a, b) -> np.ndarray:

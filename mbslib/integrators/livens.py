@@ -42,6 +42,7 @@ residual at the same iterate.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 from typing import Protocol, runtime_checkable
 
@@ -69,7 +70,9 @@ class LivensSystem(Protocol):
     A system solved sparsely (:func:`uses_sparse`) also takes the keyword ``sparse=True`` in
     ``grad_kinetic``, ``dg_kinetic``, ``hess_potential``, ``dg_potential``,
     ``constraint_jacobian`` and ``constraint_hessian`` and returns their matrices as scipy.sparse
-    arrays (the values of the dense ones).
+    arrays (the values of the dense ones); it may give ``band_order``, the unknowns ``(q, λ)`` of
+    its Newton systems in the order of a narrow band for the banded LU
+    (:func:`mbslib.newton.sparse_solve`; without it, reverse Cuthill–McKee).
 
     Attributes
     ----------
@@ -241,11 +244,22 @@ def _solve(residual, x0, analytic, t, kind="analytic"):
     return x, StepReport(**vars(rep), n_unknowns=np.size(x0), n_fd_columns=n_fd_columns)
 
 
+@functools.lru_cache(maxsize=16)
+def _quaternion_entries(bounds) -> tuple[np.ndarray, np.ndarray]:
+    """The entries of the quaternions ``bounds`` (start, stop) of q and where each one starts
+    among them (for :func:`numpy.add.reduceat`)."""
+    index = np.concatenate([np.zeros(0, dtype=int), *(np.arange(a, b) for a, b in bounds)])
+    return index, np.cumsum([0, *(b - a for a, b in bounds[:-1])])
+
+
 def _guard_antipodal(system: LivensSystem | QuaternionBodySystem, q0, q1, history, t):
-    for s in system.quaternion_slices:
-        if q0[s] @ q1[s] <= 0.0:
-            reason = "Newton jumped to the antipodal quaternion branch (q^{n+1}·q^n ≤ 0)"
-            raise NewtonError(reason, history, t=t)
+    bounds = tuple((s.start, s.stop) for s in system.quaternion_slices)
+    if not bounds:
+        return
+    index, starts = _quaternion_entries(bounds)
+    if np.any(np.add.reduceat(q0[index] * q1[index], starts) <= 0.0):  # q^{n+1}·q^n of every quaternion
+        reason = "Newton jumped to the antipodal quaternion branch (q^{n+1}·q^n ≤ 0)"
+        raise NewtonError(reason, history, t=t)
 
 
 def _force(system: LivensSystem, qm, vm, t_mid, sparse=False):
@@ -314,7 +328,7 @@ def _livens_equations(system: LivensSystem, x_n, x_n1, h, t, discrete, sparse=No
             R2_v.append(-h * f_v)
         Dg1 = system.constraint_jacobian(q1, **kw)
         if sparse and eliminate:
-            return _WithoutVP(h, R2_q, R2_v, k.Tv_q, k.Tv_v, h * Dg.T, Dg1)
+            return _WithoutVP(h, R2_q, R2_v, k.Tv_q, k.Tv_v, h * Dg.T, Dg1, _band_order(system))
         I = Triplets.identity(n) if sparse else np.eye(n)
         # block rows R1..R4, block columns q1, p1, v1, λ
         return block_matrix([[I, None, -0.5 * h * I, None],
@@ -337,8 +351,8 @@ class _WithoutVP:
     the whole matrix's, up to round-off, from a system of n + m unknowns instead of 3n + m.
     """
 
-    def __init__(self, h, R2_q, R2_v, Tv_q, Tv_v, hDgT, Dg1):
-        self.h, self.n, self.Tv_q, self.Tv_v = h, Tv_q.shape[0], Tv_q, Tv_v
+    def __init__(self, h, R2_q, R2_v, Tv_q, Tv_v, hDgT, Dg1, order=None):
+        self.h, self.n, self.Tv_q, self.Tv_v, self.order = h, Tv_q.shape[0], Tv_q, Tv_v, order
         self.W = [2.0 * Tv_v, *R2_v]
         reduced = [*R2_q, 2.0 * Tv_q, *(2.0 / h * w for w in self.W)]
         self.matrix = block_matrix([[reduced, hDgT], [Dg1, None]], (self.n, Dg1.shape[0]), True)
@@ -347,7 +361,7 @@ class _WithoutVP:
         h, n = self.h, self.n
         r1, r2, r3, r4 = r[:n], r[n : 2 * n], r[2 * n : 3 * n], r[3 * n :]
         W_r1 = sum(w @ r1 for w in self.W)
-        y = sparse_solve(self.matrix, np.concatenate([r2 - 2.0 * r3 + 2.0 / h * W_r1, r4]))
+        y = sparse_solve(self.matrix, np.concatenate([r2 - 2.0 * r3 + 2.0 / h * W_r1, r4]), self.order)
         dq = y[:n]
         dv = 2.0 / h * (dq - r1)
         dp = 2.0 * (r3 + self.Tv_q @ dq + self.Tv_v @ dv)
@@ -375,9 +389,27 @@ def jacobian_mpl(system: LivensSystem, x_n, x_n1, h, t=0.0, sparse=None):
     return _livens_equations(system, x_n, x_n1, h, t, False, sparse)[1]()
 
 
-def _solve_shared(equations, x0, t, kind):
+class _InBandOrder:
+    """A sparse Newton matrix that solves itself by :func:`~mbslib.newton.sparse_solve` with the
+    unknowns in the system's band order."""
+
+    def __init__(self, matrix, order):
+        self.matrix, self.order = matrix, order
+
+    def solve(self, r):
+        return sparse_solve(self.matrix, r, self.order)
+
+
+def _band_order(system: LivensSystem):
+    """The system's order of the unknowns ``(q, λ)`` for a banded LU, or None (then
+    :func:`~mbslib.newton.sparse_solve` orders them by reverse Cuthill–McKee)."""
+    return getattr(system, "band_order", None)
+
+
+def _solve_shared(equations, x0, t, kind, order=None):
     """:func:`_solve` for ``equations(z) -> (R, newton_matrix)``: the Newton matrix at an
-    iterate is built from the evaluations of its residual (Newton asks for both at one iterate)."""
+    iterate is built from the evaluations of its residual (Newton asks for both at one iterate);
+    a sparse one is solved with the unknowns in band ``order`` if given."""
     last = {}
 
     def residual(z):
@@ -385,7 +417,8 @@ def _solve_shared(equations, x0, t, kind):
         return R
 
     def jacobian(z):
-        return last["matrix"]() if last.get("z") is z else equations(z)[1]()
+        matrix = last["matrix"]() if last.get("z") is z else equations(z)[1]()
+        return _InBandOrder(matrix, order) if order is not None and sp.issparse(matrix) else matrix
 
     return _solve(residual, x0, jacobian, t, kind)
 
@@ -478,7 +511,7 @@ def step_reml(system: LivensSystem, x_n, h, t=0.0, jacobian="analytic", sparse=N
     n = system.n
     q0, _, _, lam0 = split_state(system, x_n)
     y, rep = _solve_shared(lambda z: _reml_equations(system, x_n, z, h, t, sparse), np.concatenate([q0, lam0]), t,
-                           jacobian)
+                           jacobian, _band_order(system))
     _guard_antipodal(system, q0, y[:n], rep.residual_history, t)
     return reml_recover(system, x_n, y[:n], h, y[n:], sparse), rep
 
