@@ -38,7 +38,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from mbslib.model import BodyStates, Model
+from mbslib.model import BodyStates, Model, refuse
 from mbslib.newton import Triplets
 from mbslib.quaternions import (
     E,
@@ -265,6 +265,7 @@ class QuaternionSystem:
     """
 
     def __init__(self, model: Model):
+        refuse(model, "quaternion formulation", "bonds", "contacts")
         if model.dampers:
             raise NotImplementedError("quaternion formulation: dampers[0] is a point damper; point dampers are not "
                                       "available yet")
@@ -583,10 +584,10 @@ class RotationSystem:
     """
 
     def __init__(self, model: Model):
-        if model.n_bodies != 1 or model.springs or model.loads or model.dampers:
-            raise ValueError("single-body quaternion schemes: the model must be one rigid body without springs, "
-                             f"applied loads or dampers (it has {model.n_bodies} bodies, {len(model.springs)} "
-                             f"springs, {len(model.loads)} loads, {len(model.dampers)} dampers)")
+        refuse(model, "single-body quaternion schemes", "springs", "loads", "dampers", "bonds", "contacts")
+        if model.n_bodies != 1:
+            raise ValueError(f"single-body quaternion schemes: the model must be one rigid body (it has "
+                             f"{model.n_bodies} bodies)")
         (body,) = model.bodies
         gravity = np.zeros(3) if model.gravity is None else model.gravity.g
         self.model, self.pivot = model, None
