@@ -295,6 +295,24 @@ def block_matrix(blocks, sizes, sparse: bool):
 BAND_WIDTH_MAX = 48
 
 
+def band_order(pattern) -> tuple[np.ndarray, np.ndarray]:
+    """Reverse Cuthill–McKee order of the unknowns of a square sparsity ``pattern`` (its nonzeros,
+    dense or scipy.sparse; taken symmetric): ``order[p]`` is the unknown at band position ``p``,
+    ``position`` its inverse."""
+    S = sp.csr_array(pattern).astype(bool)
+    order = reverse_cuthill_mckee(sp.csr_array(S + S.T), symmetric_mode=True).astype(np.int64)
+    position = np.empty(order.size, dtype=np.int64)
+    position[order] = np.arange(order.size)
+    return order, position
+
+
+def band_widths(rows: np.ndarray, cols: np.ndarray, position: np.ndarray) -> tuple[int, int]:
+    """Sub- and superdiagonals ``kl, ku`` of the entries ``(rows, cols)`` with unknown ``i`` at band
+    position ``position[i]``."""
+    d = position[cols] - position[rows]
+    return int(max(0, -d.min(initial=0))), int(max(0, d.max(initial=0)))
+
+
 @dataclass(frozen=True)
 class _Band:
     """A square CSC pattern in band order: the unknowns in band order (``order``: given, or
@@ -313,13 +331,13 @@ class _Band:
     def of(cls, J, order=None) -> _Band:
         size = J.shape[0]
         if order is None:
-            pattern = sp.csr_array((np.ones(J.nnz), J.indices, J.indptr), shape=J.shape)  # Jᵀ
-            order = reverse_cuthill_mckee(sp.csr_array(pattern + pattern.T), symmetric_mode=True)
-        position = np.empty(size, dtype=np.int64)
-        position[order] = np.arange(size)
-        rows = position[J.indices]
-        cols = position[np.repeat(np.arange(size), np.diff(J.indptr))]
-        kl, ku = max(int(np.max(rows - cols, initial=0)), 0), max(int(np.max(cols - rows, initial=0)), 0)
+            order, position = band_order(sp.csr_array((np.ones(J.nnz), J.indices, J.indptr), shape=J.shape))  # Jᵀ
+        else:
+            position = np.empty(size, dtype=np.int64)
+            position[order] = np.arange(size)
+        rows, cols = J.indices, np.repeat(np.arange(size), np.diff(J.indptr))
+        kl, ku = band_widths(rows, cols, position)
+        rows, cols = position[rows], position[cols]
         at = kl + ku + rows - cols + (2 * kl + ku + 1) * cols  # row kl + ku + i − j of column j, column-major
         shared = not J.indices.flags.writeable  # the read-only arrays of a block matrix's structure stay
         indptr, indices = (J.indptr, J.indices) if shared else (J.indptr.copy(), J.indices.copy())

@@ -48,13 +48,13 @@ MODELS = _models()
 IDS = [name for name, _, _ in MODELS]
 
 
-def _evaluate(model, q, v, t=0.3):
-    """``M, g, K, C, Φ, B`` from the model's kernels."""
+def _evaluate(model, q, v, t=0.3, kernels=None):
+    """``M, g, K, C, Φ, B`` from the model's kernels (or the bundle ``kernels`` in the model's place)."""
     n, j = model.n, model.n_constraints
     work = workspace(model.n_pages)
     M, g, Kt, C = np.zeros((n, n)), np.zeros(n), np.zeros((n, n)), np.zeros((n, n))
     phi, B = np.zeros(j), np.zeros((j, n))
-    dynamics, constraints = model.kernels[:2]
+    dynamics, constraints = (model.kernels if kernels is None else kernels)[:2]
     dynamics(bind_form(model.form), model.P, q, v, t, True, work, M, g, Kt, C)
     constraints(bind_form(model.form), model.P, q, work, phi, B)
     return M, g, Kt, C, phi, B
@@ -106,6 +106,18 @@ def test_analytic_jacobians_against_central_differences(name, model, x0, rng):
     assert np.abs(C - C_fd).max() < 1e-7 * max(1.0, np.abs(C_fd).max(), np.abs(g).max())
     if name != "spherical top EP, tangent Jacobian":  # R X̃ Ĝ by design (test_002_counters)
         assert np.abs(B - B_fd).max(initial=0.0) < 1e-8
+
+
+@pytest.mark.parametrize("code, generic", [(L.TOP_RV, L.TOP), (L.SPH_RV, L.SPHERICAL_TOP)], ids=["top", "spherical"])
+def test_lie_group_tops_equal_the_kernels_of_every_formulation(code, generic, rng):
+    """The RV kernels of the two tops (written for ``Ĝ = I``, ``κ = 0``) give the values of the
+    kernels written for every formulation, with the RV bundle, to the last bit."""
+    model, x0 = L.heavy_top_model(code)
+    assert model.kind is not generic
+    for _ in range(3):
+        q, v = _state(model, x0, rng)
+        for ours, theirs in zip(_evaluate(model, q, v), _evaluate(model, q, v, kernels=generic.kernels), strict=True):
+            assert np.array_equal(ours, theirs)
 
 
 @pytest.mark.parametrize("form", ["RV", "Rxyz", "EP"])

@@ -47,12 +47,10 @@ from typing import Protocol, runtime_checkable
 import numba
 import numpy as np
 from numba import types
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import reverse_cuthill_mckee
 
 from mbslib.formulations.compiled import FORM_T, MODEL_T, bind, machine_code, workspace
 from mbslib.kernels import band_first, band_lu_factor, band_lu_solve_in_place, band_width, mv
-from mbslib.newton import NewtonError, NewtonReport
+from mbslib.newton import NewtonError, NewtonReport, band_order, band_widths
 from mbslib.trajectory import Trajectory, Work
 from mbslib.validation import in_range, positive
 
@@ -475,20 +473,14 @@ class BandStructure:
     arrays: tuple
 
 
-def _bandwidths(S: np.ndarray, pos: np.ndarray) -> tuple[int, int]:
-    """Sub- and superdiagonals of the pattern ``S`` with the unknown ``i`` at position ``pos[i]``."""
-    rows, cols = np.nonzero(S)
-    d = pos[cols] - pos[rows]
-    return int(max(0, -d.min(initial=0))), int(max(0, d.max(initial=0)))
-
-
 def band_structure(n: int, n_constraints: int, pattern: tuple | None = None) -> BandStructure:
     """The band of the iteration matrix (40) for the sparsity ``pattern = (N, Bp)`` of ``M, K, C``
     and of ``B`` (:class:`GeneralizedAlphaModel`; None: dense).
 
-    Reverse Cuthill–McKee on the symmetric pattern of (40) replaces the model's own order if it
-    at least halves the cost ``kl (kl + ku)`` of the factorisation (a dense model keeps its
-    order, and its factorisation is that of the whole matrix). For a chain or a tree the band
+    Reverse Cuthill–McKee on the symmetric pattern of (40) (:func:`mbslib.newton.band_order`)
+    replaces the model's own order if it at least halves the cost ``kl (kl + ku)`` of the
+    factorisation (a dense model keeps its order, and its factorisation is that of the whole
+    matrix). For a chain or a tree the band
     width then depends on the bodies of a joint, not on their number.
     """
     j = n_constraints
@@ -502,12 +494,10 @@ def band_structure(n: int, n_constraints: int, pattern: tuple | None = None) -> 
     S = np.zeros((n + j, n + j), dtype=bool)
     S[:n, :n], S[:n, n:], S[n:, :n] = N, Bp.T, Bp
     S[np.arange(n + j), np.arange(n + j)] = True  # the pivots
-    rcm = reverse_cuthill_mckee(csr_matrix(S | S.T), symmetric_mode=True).astype(np.int64)
+    rows, cols = np.nonzero(S)
     candidates = []
-    for order in (np.arange(n + j), rcm):
-        pos = np.empty(n + j, dtype=np.int64)
-        pos[order] = np.arange(n + j)
-        candidates.append((order, *_bandwidths(S, pos), pos))
+    for order, pos in ((np.arange(n + j), np.arange(n + j)), band_order(S)):
+        candidates.append((order, *band_widths(rows, cols, pos), pos))
     (order, kl, ku, pos), (_, kl_r, ku_r, _) = candidates
     if 2 * kl_r * (kl_r + ku_r) <= kl * (kl + ku):
         order, kl, ku, pos = candidates[1]

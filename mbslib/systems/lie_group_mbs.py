@@ -19,7 +19,9 @@ compiled kernels (:mod:`mbslib.formulations.compiled`; the single-body families 
 :mod:`mbslib.systems.multibody_kernels`, :mod:`mbslib.systems.puma560`) are written once for
 every formulation (:mod:`mbslib.formulations.rotation_parameters`), carry analytic force and
 constraint Jacobians, and are what :mod:`mbslib.integrators.generalized_alpha` runs, compiled once
-for all models. The models are
+for all models. The two tops in RV (codes 0 and 3) run on kernels written for ``Ĝ = I``
+(:func:`top_dynamics_rv`, :func:`spherical_top_dynamics_rv`, :func:`spherical_constraints_rv`):
+the values of the kernels for every formulation, bit for bit, in fewer operations. The models are
 
 ====  ==============================================  ======  ======  ===========
 code  model                                           n_q     n_v     constraints
@@ -430,11 +432,10 @@ def top_dynamics(form, P, q, v, t, jac, work, M, g, K, C):
 
 
 @numba.njit(cache=True)
-def spherical_top_dynamics(form, P, q, v, t, jac, work, M, g, K, C):
-    """Heavy top at its centre of mass: ``m I`` and the weight ``m g`` on the position rows,
-    no torque (the joint acts through Bᵀλ)."""
+def _position_rows(P, work, jac, M, g, K, C):
+    """The top at its centre of mass, before its rotation block: ``J`` into page ``_J``, ``m I``
+    and the weight ``m g`` on the position rows, zero torque, ``M`` (and ``K, C``) zero elsewhere."""
     m = P[0]
-    form[2](q, v, 3, jac, work, 0)
     _inertia(P, work, False)
     M[:, :] = 0.0
     for i in range(3):
@@ -444,9 +445,100 @@ def spherical_top_dynamics(form, P, q, v, t, jac, work, M, g, K, C):
     if jac:
         K[:, :] = 0.0
         C[:, :] = 0.0
+
+
+@numba.njit(cache=True)
+def spherical_top_dynamics(form, P, q, v, t, jac, work, M, g, K, C):
+    """Heavy top at its centre of mass: ``m I`` and the weight ``m g`` on the position rows,
+    no torque (the joint acts through Bᵀλ)."""
+    form[2](q, v, 3, jac, work, 0)
+    _position_rows(P, work, jac, M, g, K, C)
+    if jac:
         clear_page(work, _TR)
         clear_page(work, _TW)
     rotation_block(form, work, 0, _J, _TR, _TW, _W, v, 3, jac, M, g, K, C)
+
+
+# The Lie group formulation (RV) of the two tops: ``Ĝ = I`` and ``κ = 0``, so the rotation block
+# of rotation_block reduces to a constant mass matrix and ``ω̃ J ω`` (eq. 23). These kernels write
+# it so, with the same products in the same order: the same values as the kernels above with
+# the RV bundle (test), at a fraction of the operations per evaluation.
+
+
+@numba.njit(cache=True)
+def _gyroscopic_rv(work, v, o, jac, M, g, C):
+    """Rows and columns ``o:o+3`` of a body in RV with the inertia in page ``_J``: ``M = J``,
+    ``g += −ω × Jω`` (the torque is in ``g[o:o+3]`` on entry) and, with ``jac``,
+    ``C = ω̃J − (Jω)~`` (eqs. 11, 23, 38)."""
+    w0, w1, w2 = v[o], v[o + 1], v[o + 2]
+    L0 = work[_J, 0, 0] * w0 + work[_J, 0, 1] * w1 + work[_J, 0, 2] * w2
+    L1 = work[_J, 1, 0] * w0 + work[_J, 1, 1] * w1 + work[_J, 1, 2] * w2
+    L2 = work[_J, 2, 0] * w0 + work[_J, 2, 1] * w1 + work[_J, 2, 2] * w2
+    g[o] -= w1 * L2 - w2 * L1
+    g[o + 1] -= w2 * L0 - w0 * L2
+    g[o + 2] -= w0 * L1 - w1 * L0
+    for a in range(3):
+        for c in range(3):
+            M[o + a, o + c] = work[_J, a, c]
+    if jac:
+        for c in range(3):
+            C[o, o + c] = w1 * work[_J, 2, c] - w2 * work[_J, 1, c]
+            C[o + 1, o + c] = w2 * work[_J, 0, c] - w0 * work[_J, 2, c]
+            C[o + 2, o + c] = w0 * work[_J, 1, c] - w1 * work[_J, 0, c]
+        C[o, o + 1] += L2
+        C[o, o + 2] -= L1
+        C[o + 1, o] -= L2
+        C[o + 1, o + 2] += L0
+        C[o + 2, o] += L1
+        C[o + 2, o + 1] -= L0
+
+
+@numba.njit(cache=True)
+def top_dynamics_rv(form, P, q, v, t, jac, work, M, g, K, C):
+    """:func:`top_dynamics` in RV: ``M = J_O``, ``g = X × Rᵀ m g − ω × J_O ω``, ``K = −X̃ (Rᵀ m g)~``
+    (``∂(Rᵀ f)/∂z_k = (Rᵀ f) × e_k`` along ``R exp(z̃)``), ``C = ω̃ J_O − (J_O ω)~``."""
+    m, X = P[0], (P[10], P[11], P[12])
+    rp.kin_rv(q, v, 0, False, work, 0)
+    _inertia(P, work, True)
+    c = page_mtv(work, R_, m * P[13], m * P[14], m * P[15])  # Rᵀ m g
+    g[0] = X[1] * c[2] - X[2] * c[1]
+    g[1] = X[2] * c[0] - X[0] * c[2]
+    g[2] = X[0] * c[1] - X[1] * c[0]
+    _gyroscopic_rv(work, v, 0, jac, M, g, C)
+    if jac:
+        for k in range(3):
+            d = (c[1] if k == 2 else -c[2] if k == 1 else 0.0,  # c × e_k
+                 c[2] if k == 0 else -c[0] if k == 2 else 0.0,
+                 c[0] if k == 1 else -c[1] if k == 0 else 0.0)
+            K[0, k] = -(X[1] * d[2] - X[2] * d[1])
+            K[1, k] = -(X[2] * d[0] - X[0] * d[2])
+            K[2, k] = -(X[0] * d[1] - X[1] * d[0])
+
+
+@numba.njit(cache=True)
+def spherical_top_dynamics_rv(form, P, q, v, t, jac, work, M, g, K, C):
+    """:func:`spherical_top_dynamics` in RV: ``M = diag(m I, J)``, ``g = [m g; −ω × Jω]``, ``K = 0``
+    (no force turns with the body), ``C = [0; ω̃J − (Jω)~]``."""
+    _position_rows(P, work, jac, M, g, K, C)
+    _gyroscopic_rv(work, v, 3, jac, M, g, C)
+
+
+@numba.njit(cache=True)
+def spherical_constraints_rv(form, P, q, work, phi, B):
+    """:func:`spherical_constraints` in RV: ``Φ = x − R X``, ``B = [I, R X̃]``."""
+    X = (P[10], P[11], P[12])
+    rp.kin_rv(q, q, 3, False, work, 0)
+    B[:, :] = 0.0
+    RX = page_mv(work, R_, X[0], X[1], X[2])
+    for k in range(3):  # R (X × e_k)
+        col = page_mv(work, R_, X[1] if k == 2 else -X[2] if k == 1 else 0.0,
+                      X[2] if k == 0 else -X[0] if k == 2 else 0.0,
+                      X[0] if k == 1 else -X[1] if k == 0 else 0.0)
+        for i in range(3):
+            B[i, 3 + k] = col[i]
+    for i in range(3):
+        phi[i] = q[i] - RX[i]
+        B[i, i] = 1.0
 
 
 @numba.njit(cache=True)
@@ -548,22 +640,35 @@ def free_constraints(form, P, q, work, phi, B):
 
 
 @numba.njit(cache=True)
+def _r_skew_row(work, i, a0, a1, a2, X):
+    """Row ``i`` of ``R ã`` times ``−X`` (``R`` in page ``R_``)."""
+    r0, r1, r2 = work[R_, i, 0], work[R_, i, 1], work[R_, i, 2]
+    return (r1 * a2 - r2 * a1) * -X[0] + (r2 * a0 - r0 * a2) * -X[1] + (r0 * a1 - r1 * a0) * -X[2]
+
+
+@numba.njit(cache=True)
 def spherical_constraints(form, P, q, work, phi, B):
     """Spherical joint at the origin ``Φ = x − R X`` with ``B = [I, −∂(R X)/∂ρ]`` (RV: along
     ``R exp(z̃)``, ``= R X̃``), or, with ``P[16] = 1``, ``[I, R X̃ Ĝ]`` as in Exudyn's markers (for
-    EP this misses the radial part of the exact derivative); then the normalisation."""
+    EP this misses the radial part of the exact derivative); then the normalisation.
+
+    Only the exact EP block needs the formulation's ``∂R/∂ρ_k``: for RV and Rxyz it is
+    ``R (Ĝ e_k)~`` (``Ṙ = R ω̃``), formed here from ``R`` and ``Ĝ`` as ``kin`` forms it."""
     X = (P[10], P[11], P[12])
-    form[2](q, q, 3, True, work, 0)  # the rates are not used: the velocities do not enter Φ
-    B[:, :] = 0.0
     tangent_block = P.size > 16 and P[16] != 0.0
+    exact_ep = form[1] != 0 and not tangent_block
+    form[2](q, q, 3, exact_ep, work, 0)  # the rates are not used: the velocities do not enter Φ
+    B[:, :] = 0.0
     RX = page_mv(work, R_, X[0], X[1], X[2])
     for k in range(form[0]):
+        a0, a1, a2 = work[G_, 0, k], work[G_, 1, k], work[G_, 2, k]
         if tangent_block:  # R (X × Ĝ e_k)
-            col = page_mv(work, R_, X[1] * work[G_, 2, k] - X[2] * work[G_, 1, k],
-                           X[2] * work[G_, 0, k] - X[0] * work[G_, 2, k],
-                           X[0] * work[G_, 1, k] - X[1] * work[G_, 0, k])
-        else:
+            col = page_mv(work, R_, X[1] * a2 - X[2] * a1, X[2] * a0 - X[0] * a2, X[0] * a1 - X[1] * a0)
+        elif exact_ep:
             col = page_mv(work, DR_ + k, -X[0], -X[1], -X[2])
+        else:  # R (Ĝ e_k)~ (−X), row by row
+            col = (_r_skew_row(work, 0, a0, a1, a2, X), _r_skew_row(work, 1, a0, a1, a2, X),
+                   _r_skew_row(work, 2, a0, a1, a2, X))
         for i in range(3):
             B[i, 3 + k] = col[i]
     for i in range(3):
@@ -689,11 +794,16 @@ SPHERICAL_TOP = _single_kind("heavy top with spherical joint", spherical_top_dyn
                              check=_check_spherical)
 ROTOR = _single_kind("rotor on flexible supports", rotor_dynamics, free_constraints, rotor_record,
                      position=True, joint_rows=0, check=_check_single)
+#: The two tops in RV, on the kernels written for ``Ĝ = I`` (same names: the same families).
+TOP_LIE = _single_kind(TOP.name, top_dynamics_rv, free_constraints, top_record, position=False, joint_rows=0,
+                       check=_check_single)
+SPHERICAL_TOP_LIE = _single_kind(SPHERICAL_TOP.name, spherical_top_dynamics_rv, spherical_constraints_rv,
+                                 position_record, position=True, joint_rows=3, check=_check_spherical)
 
 #: Model code → (family, formulation bundle): the one table a new model is added to.
 REGISTRY = {
-    TOP_RV: (TOP, rp.RV), TOP_RXYZ: (TOP, rp.RXYZ), TOP_EP: (TOP, rp.EP),
-    SPH_RV: (SPHERICAL_TOP, rp.RV), SPH_RXYZ: (SPHERICAL_TOP, rp.RXYZ), SPH_EP: (SPHERICAL_TOP, rp.EP),
+    TOP_RV: (TOP_LIE, rp.RV), TOP_RXYZ: (TOP, rp.RXYZ), TOP_EP: (TOP, rp.EP),
+    SPH_RV: (SPHERICAL_TOP_LIE, rp.RV), SPH_RXYZ: (SPHERICAL_TOP, rp.RXYZ), SPH_EP: (SPHERICAL_TOP, rp.EP),
     ROT_RV: (ROTOR, rp.RV), ROT_RXYZ: (ROTOR, rp.RXYZ), ROT_EP: (ROTOR, rp.EP),
     MB_RV: (mbk.MULTIBODY, rp.RV), MB_RXYZ: (mbk.MULTIBODY, rp.RXYZ), MB_EP: (mbk.MULTIBODY, rp.EP),
     CHAIN: (puma.CHAIN, rp.VECTOR),
