@@ -11,7 +11,7 @@ from scipy.spatial.transform import Rotation
 
 from mbslib import model as md
 from mbslib import rodrigues as rr
-from mbslib.formulations import directors, joint_coordinates, quaternions
+from mbslib.formulations import directors, joint_coordinates, lie_group, quaternions
 from mbslib.formulations.rodrigues import BondedSpheresSystem, PivotedRodriguesSystem, RodriguesSystem
 from mbslib.integrators.rodrigues_vi import SphericalBodies
 from mbslib.model import ElasticBond, Gravity, HertzContact, Model, PlaneWall, RigidBody
@@ -242,6 +242,7 @@ def test_the_other_rodrigues_formulations_refuse_bonds_and_contacts():
 @pytest.mark.parametrize("formulation", [directors.director_system, directors.planar_director_system,
                                          directors.nontwisting_body, quaternions.QuaternionSystem,
                                          quaternions.RotationSystem,
+                                         lambda model: lie_group.absolute_model(model, "RV"),
                                          lambda model: joint_coordinates.joint_model(model, np.zeros(2))])
 def test_formulations_without_bonds_and_contacts_refuse_them_by_name(formulation):
     bonded = two_spheres(rotation_stiffness=1.0)

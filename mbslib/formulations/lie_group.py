@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mbslib.model import BodyStates, Constant, Model, constraint_rates, constraint_residuals
+from mbslib.model import BodyStates, Constant, Model, constraint_rates, constraint_residuals, refuse
 from mbslib.systems import lie_group_mbs as lg
 from mbslib.systems import multibody as mb
 from mbslib.systems.rigid_bodies import principal_frame
@@ -133,6 +133,7 @@ def absolute_model(model: Model, form: str, *, about_pivot: bool = False, ep_jac
     (:func:`mbslib.systems.lie_group_mbs.spherical_constraints`).
     """
     offset = _form(form)
+    refuse(model, "absolute coordinates", "bonds", "contacts")
     if ep_jacobian not in ("exact", "tangent"):
         raise ValueError(f"ep_jacobian must be 'exact' or 'tangent', got {ep_jacobian!r}")
     if about_pivot and not specialised:
