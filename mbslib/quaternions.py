@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numba
 import numpy as np
 
 from mbslib.rotations import log_so3
@@ -232,26 +233,89 @@ class KineticParts(NamedTuple):
     Tv_v: np.ndarray
 
 
+@numba.njit(cache=True)
+def _put_G(q, out):
+    """``out = G(q) = [-q_vec, q0 I - q̂]`` (35a), (3, 4): :func:`G` inside compiled loops."""
+    out[0, 0], out[0, 1], out[0, 2], out[0, 3] = -q[1], q[0], q[3], -q[2]
+    out[1, 0], out[1, 1], out[1, 2], out[1, 3] = -q[2], -q[3], q[0], q[1]
+    out[2, 0], out[2, 1], out[2, 2], out[2, 3] = -q[3], q[2], -q[1], q[0]
+
+
+@numba.njit(cache=True)
+def _put_minus(b, out):
+    """``out = b⁻ = [[0, -bᵀ], [b, -b̂]]`` (34), (4, 4): :func:`minus` inside compiled loops."""
+    out[0, 0], out[0, 1], out[0, 2], out[0, 3] = 0.0, -b[0], -b[1], -b[2]
+    out[1, 0], out[1, 1], out[1, 2], out[1, 3] = b[0], 0.0, b[2], -b[1]
+    out[2, 0], out[2, 1], out[2, 2], out[2, 3] = b[1], -b[2], 0.0, b[0]
+    out[3, 0], out[3, 1], out[3, 2], out[3, 3] = b[2], b[1], -b[0], 0.0
+
+
+@numba.njit(cache=True)
+def _dot(A, i, B, j):
+    """``Σ_k A[k, i] B[k, j]``: column i of A against column j of B (a column of Aᵀ B)."""
+    acc = 0.0
+    for k in range(A.shape[0]):
+        acc += A[k, i] * B[k, j]
+    return acc
+
+
+@numba.njit(cache=True)
+def _kinetic_blocks(Jp, q0, q1, v0, v1):
+    """The discrete derivatives (87)–(88) of the kinetic energy of N bodies and their Jacobians in
+    ``q1, v1`` (:func:`quat_dg_kinetic`): ``Tq, Tv`` (N, 4) and ``Tq_q, Tq_v, Tv_q, Tv_v``
+    (N, 4, 4), for principal inertias ``Jp`` (N, 3) and quaternions and their rates (N, 4)."""
+    N = Jp.shape[0]
+    Tq, Tv = np.empty((N, 4)), np.empty((N, 4))
+    Tq_q, Tq_v, Tv_q, Tv_v = np.empty((N, 4, 4)), np.empty((N, 4, 4)), np.empty((N, 4, 4)), np.empty((N, 4, 4))
+    G0, G1q, G1v, Gqm, Gvm = np.empty((3, 4)), np.empty((3, 4)), np.empty((3, 4)), np.empty((3, 4)), np.empty((3, 4))
+    JG1q, JG1v = np.empty((3, 4)), np.empty((3, 4))  # J dΩ/dv1 = J G(q1), -J dΩ/dq1 = J G(v1)
+    qm, vm, y, y_minus = np.empty(4), np.empty(4), np.empty((3, 1)), np.empty((4, 4))
+    for a in range(N):
+        for j in range(4):
+            qm[j], vm[j] = 0.5 * (q0[a, j] + q1[a, j]), 0.5 * (v0[a, j] + v1[a, j])
+        _put_G(q0[a], G0)
+        _put_G(q1[a], G1q)
+        _put_G(v1[a], G1v)
+        _put_G(qm, Gqm)
+        _put_G(vm, Gvm)
+        for k in range(3):
+            Om = 0.0  # ½(Ω^n + Ω^{n+1}) = G(q0)v0 + G(q1)v1, v the quaternion rates
+            for j in range(4):
+                Om += G0[k, j] * v0[a, j] + G1q[k, j] * v1[a, j]
+                JG1q[k, j], JG1v[k, j] = Jp[a, k] * G1q[k, j], Jp[a, k] * G1v[k, j]
+            y[k, 0] = Jp[a, k] * Om
+        _put_minus(y[:, 0], y_minus)
+        for i in range(4):
+            Tq[a, i] = -2.0 * _dot(Gvm, i, y, 0)  # ∂̄_qT = -2 G(v^{n+1/2})ᵀ J Ω^{n+1/2}
+            Tv[a, i] = 2.0 * _dot(Gqm, i, y, 0)  # ∂̄_vT = 2 G(q^{n+1/2})ᵀ J Ω^{n+1/2}
+            for j in range(4):
+                Tq_q[a, i, j] = 2.0 * _dot(Gvm, i, JG1v, j)
+                Tq_v[a, i, j] = -y_minus[i, j] - 2.0 * _dot(Gvm, i, JG1q, j)
+                Tv_q[a, i, j] = y_minus[i, j] - 2.0 * _dot(Gqm, i, JG1v, j)
+                Tv_v[a, i, j] = 2.0 * _dot(Gqm, i, JG1q, j)
+    return Tq, Tv, Tq_q, Tq_v, Tv_q, Tv_v
+
+
+def _kinetic_parts(J, q0, q1, v0, v1, scale) -> KineticParts:
+    """:func:`_kinetic_blocks` of one body or a stack (leading axes kept), Jacobians times ``scale``."""
+    J = np.asarray(J, dtype=float)
+    lead = np.broadcast_shapes(J.shape[:-1], *(np.shape(x)[:-1] for x in (q0, q1, v0, v1)))
+    stack = [np.ascontiguousarray(np.broadcast_to(x, lead + x.shape[-1:]), dtype=float).reshape(-1, x.shape[-1])
+             for x in (J, np.asarray(q0), np.asarray(q1), np.asarray(v0), np.asarray(v1))]
+    Tq, Tv, *jacobians = _kinetic_blocks(*stack)
+    return KineticParts(Tq.reshape(lead + (4,)), Tv.reshape(lead + (4,)),
+                        *(scale * A.reshape(lead + (4, 4)) for A in jacobians))
+
+
 def quat_grad_kinetic(J, q, v) -> KineticParts:
     """Continuous ``∂_qT, ∂_vT`` of ``T = ½ Ω·JΩ``, ``Ω = 2G(q)v`` (48a,b), with Jacobians.
 
     ``∂_qT = -2 G(v)ᵀ J Ω`` and ``∂_vT = 2 G(q)ᵀ J Ω = M̃4(q) v``. ``J`` holds the 3 principal
     inertias. Shapes (4,) and (4, 4); for stacks of bodies (J (..., 3), q and v (..., 4)) every
-    part gains the leading axes.
+    part gains the leading axes. These are the discrete derivatives of :func:`quat_dg_kinetic`
+    with equal ends, whose Jacobians in one end are half the continuous ones.
     """
-    Gq, Gv = G(q), G(v)
-    J = np.asarray(J, dtype=float)
-    JGq, JGv = J[..., :, None] * Gq, J[..., :, None] * Gv
-    GqT, GvT = _transpose(Gq), _transpose(Gv)
-    y = J * (2.0 * _times(Gq, v))  # J Ω
-    return KineticParts(
-        Tq=-2.0 * _times(GvT, y),
-        Tv=2.0 * _times(GqT, y),
-        Tq_q=4.0 * GvT @ JGv,
-        Tq_v=-2.0 * minus(y) - 4.0 * GvT @ JGq,
-        Tv_q=2.0 * minus(y) - 4.0 * GqT @ JGv,
-        Tv_v=4.0 * GqT @ JGq,
-    )
+    return _kinetic_parts(J, q, q, v, v, 2.0)
 
 
 def quat_dg_kinetic(J, q0, q1, v0, v1) -> KineticParts:
@@ -260,21 +324,7 @@ def quat_dg_kinetic(J, q0, q1, v0, v1) -> KineticParts:
     With the bilinear invariant ``Ω^k = 2G(q^k)v^k`` and ``Ω^{n+1/2} = ½(Ω^n + Ω^{n+1})``:
     ``∂̄_qT = -2 G(v^{n+1/2})ᵀ J Ω^{n+1/2}`` and ``∂̄_vT = 2 G(q^{n+1/2})ᵀ J Ω^{n+1/2}``
     (exact discrete gradient because ``T̃(Ω) = ½ Ω·JΩ`` is quadratic). Jacobians are with
-    respect to ``q1, v1``. Stacks of bodies as in :func:`quat_grad_kinetic`.
+    respect to ``q1, v1`` (``dΩ^{n+1/2}/dq1 = -G(v1)``, ``dΩ^{n+1/2}/dv1 = G(q1)``). Stacks of
+    bodies as in :func:`quat_grad_kinetic`; compiled, body by body.
     """
-    qm, vm = 0.5 * (q0 + q1), 0.5 * (v0 + v1)
-    G1q, G1v = G(q1), G(v1)
-    Om = _times(G(q0), v0) + _times(G1q, v1)  # ½(Ω^n + Ω^{n+1})
-    J = np.asarray(J, dtype=float)
-    y = J * Om
-    GqmT, GvmT = _transpose(G(qm)), _transpose(G(vm))
-    # dΩm/dq1 = -G(v1), dΩm/dv1 = G(q1)
-    JdOq, JdOv = -J[..., :, None] * G1v, J[..., :, None] * G1q
-    return KineticParts(
-        Tq=-2.0 * _times(GvmT, y),
-        Tv=2.0 * _times(GqmT, y),
-        Tq_q=-2.0 * GvmT @ JdOq,
-        Tq_v=-minus(y) - 2.0 * GvmT @ JdOv,
-        Tv_q=minus(y) + 2.0 * GqmT @ JdOq,
-        Tv_v=2.0 * GqmT @ JdOv,
-    )
+    return _kinetic_parts(J, q0, q1, v0, v1, 1.0)
