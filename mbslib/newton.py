@@ -366,10 +366,10 @@ _BANDS: dict[tuple[int, int, bool], _Band] = {}
 
 
 def sparse_solve(J, r: np.ndarray, order=None) -> np.ndarray:
-    """``J⁻¹ r`` for a sparse square ``J``: banded LU if the band is narrow
-    (:data:`BAND_WIDTH_MAX`), else SuperLU. The band order is ``order`` (the unknowns in band
-    order, a permutation, from a system that knows its structure), or else reverse
-    Cuthill–McKee, computed once per pattern.
+    """``J⁻¹ r`` for a sparse square ``J``: banded LU in the band order ``order`` (the unknowns in
+    band order, a permutation, from a system that knows its structure: its band is taken whatever
+    its width), or else in the order of reverse Cuthill–McKee, computed once per pattern, if that
+    band is narrow (:data:`BAND_WIDTH_MAX`); SuperLU otherwise.
 
     Raises ``numpy.linalg.LinAlgError`` for an exactly singular ``J``.
     """
@@ -381,12 +381,24 @@ def sparse_solve(J, r: np.ndarray, order=None) -> np.ndarray:
     band = _BANDS.get(key)
     if band is None or not band.fits(J, order):
         band = _BANDS[key] = _Band.of(J, order)
-    if band.kl + band.ku <= BAND_WIDTH_MAX:
+    if order is not None or band.kl + band.ku <= BAND_WIDTH_MAX:
         return band.solve(J, r)
     try:
         return spla.splu(J).solve(r)
     except RuntimeError as exc:  # SuperLU: "Factor is exactly singular"
         raise np.linalg.LinAlgError(str(exc)) from None
+
+
+class InBandOrder:
+    """A sparse Newton matrix ``matrix`` that solves itself by :func:`sparse_solve` with the
+    unknowns in the band order ``order`` of its system: what a Jacobian hands to
+    :func:`newton_solve` for the banded LU in that order."""
+
+    def __init__(self, matrix, order):
+        self.matrix, self.order = matrix, order
+
+    def solve(self, r: np.ndarray) -> np.ndarray:
+        return sparse_solve(self.matrix, r, self.order)
 
 
 #: Linear solvers for the Newton update, see :func:`newton_solve`.

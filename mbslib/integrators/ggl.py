@@ -27,19 +27,21 @@ quadratic constraints (constant Hessians), for which the Newton matrix below is 
 :class:`~mbslib.systems.directors.ConstrainedSystem` (which
 :func:`mbslib.formulations.directors.director_system` builds from a model). Large systems
 (:data:`SPARSE_FROM` unknowns on) assemble the residual and the Newton matrix from sparse
-constraint matrices and factor it by sparse LU, so that for a chain of bodies the work of a step
-grows linearly with the number of bodies.
+constraint matrices and factor it by a banded LU with the unknowns body by body
+(:func:`band_order`), so that for a chain of bodies the work of a step grows linearly with the
+number of bodies.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 import scipy.sparse as sp
 
-from mbslib.newton import NewtonError, NewtonReport, Triplets, block_matrix, newton_solve
+from mbslib.newton import InBandOrder, NewtonError, NewtonReport, Triplets, block_matrix, newton_solve
 from mbslib.symplectic import step_map_jacobian
 from mbslib.validation import positive
 
@@ -47,7 +49,7 @@ VARIANTS = ("paper", "printed", "no_hessian")
 #: Singular-value cut-off of the minimum-norm Newton fallback of :func:`step_ggl`.
 MIN_NORM_RCOND = 1e-12
 #: Newton systems of at least this many unknowns (3d + 2m) are assembled and factored sparsely
-#: (SuperLU). The systems of chapter 001 stay below (the top 54, the four-bar linkage 148) and
+#: (banded LU, :func:`band_order`). The systems of chapter 001 stay below (the top 54, the four-bar linkage 148) and
 #: keep LAPACK's dense LU, which is faster for the smallest ones (the sparse matrices cost a
 #: fixed time to build).
 SPARSE_FROM = 200
@@ -153,6 +155,67 @@ def uses_sparse(system: GGLSystem, sparse: bool | None = None) -> bool:
     of N ≥ 4 rods; the top and the four-bar linkage of chapter 001 stay dense).
     """
     return 3 * system.d + 2 * system.m >= SPARSE_FROM if sparse is None else bool(sparse)
+
+
+#: The band orders of the systems a step was taken for, by identity (each kept with its system,
+#: so that no other system takes its identity over).
+_BAND_ORDERS: dict[int, tuple[GGLSystem, np.ndarray | None]] = {}
+
+
+def band_order(system: GGLSystem) -> np.ndarray | None:
+    """The unknowns ``x = [q; p; v; λ; γ]`` of a step in the order of a narrow band of the Newton
+    matrix, body by body, for its banded LU (:func:`mbslib.newton.sparse_solve`); None for a
+    system without bodies (without ``offsets``, the start of each body's coordinates in q, as in
+    :class:`~mbslib.systems.directors.ConstrainedSystem`): reverse Cuthill–McKee orders those.
+
+    A constraint belongs to the last body whose coordinates it holds. A body's block: the
+    multipliers ``(λ_k, γ_k)`` of its linear constraints (the joints to the bodies before it);
+    then ``(q_i, p_i)`` of the coordinates that linear constraints hold, which both joints of a
+    body in a chain couple to (41b, d, e), in the middle of the body's other unknowns: half of
+    them before, half after, namely ``(q_i, p_i, v_i)`` of half of the other coordinates, the
+    multipliers of the body's quadratic constraints (its orthonormality, 41a–c, e), ``v_i`` of the
+    held coordinates, ``(q_i, p_i, v_i)`` of the other half. The chain of 64 rods: a band of
+    40 + 41 diagonals (reverse Cuthill–McKee: 102 + 100).
+    """
+    offsets = getattr(system, "offsets", None)
+    known = _BAND_ORDERS.get(id(system))
+    if known is not None and known[0] is system:
+        return known[1]
+    order = None if offsets is None else _body_by_body(system, np.asarray(offsets))
+    if len(_BAND_ORDERS) >= 16:
+        _BAND_ORDERS.clear()
+    _BAND_ORDERS[id(system)] = (system, order)
+    return order
+
+
+def _body_by_body(system: GGLSystem, offsets: np.ndarray) -> np.ndarray:
+    """:func:`band_order` of a system with bodies starting at ``offsets`` in q."""
+    d, m, con = system.d, system.m, system.constraints
+    entries = con.G(np.ones(d), sparse=True)  # every entry of G, whatever q
+    quadratic = np.zeros(m, dtype=bool)
+    quadratic[con.hessian_rows(np.ones(d), sparse=True).rows] = True
+    body = np.searchsorted(offsets, np.arange(d), side="right") - 1  # of each coordinate
+    last = np.full(m, -1)
+    np.maximum.at(last, entries.rows, body[entries.cols])  # of each constraint
+    held = np.zeros(d, dtype=bool)
+    held[entries.cols[~quadratic[entries.rows]]] = True
+    q, p, v, lam, gam = 0, d, 2 * d, 3 * d, 3 * d + m  # where the blocks of x start
+
+    def interleaved(*blocks):
+        return np.stack(blocks, axis=1).ravel()
+
+    order = []
+    for a in range(offsets.size):
+        coords, rows = np.flatnonzero(body == a), np.flatnonzero(last == a)
+        other, joints, own = coords[~held[coords]], rows[~quadratic[rows]], rows[quadratic[rows]]
+        half = other.size // 2
+        rest = np.concatenate([interleaved(q + other[:half], p + other[:half], v + other[:half]),
+                               interleaved(lam + own, gam + own), v + coords[held[coords]],
+                               interleaved(q + other[half:], p + other[half:], v + other[half:])])
+        middle = coords[held[coords]]
+        order += [interleaved(lam + joints, gam + joints), rest[: rest.size // 2],
+                  interleaved(q + middle, p + middle), rest[rest.size // 2 :]]
+    return np.concatenate(order)
 
 
 def residual_ggl(system: GGLSystem, x_n, x_n1, h: float, variant: str = "paper",
@@ -277,8 +340,9 @@ def step_ggl(system: GGLSystem, x_n, h: float, t: float = 0.0, *, variant: str =
     tol, max_iter : float, int
         Newton settings (paper: 1e-9 on max|R|).
     sparse : bool, optional
-        Assemble the residual and the Newton matrix sparsely and factor it by sparse LU
-        (default by size, :func:`uses_sparse`); the steps agree up to round-off.
+        Assemble the residual and the Newton matrix sparsely and factor it by a banded LU in
+        :func:`band_order` (or sparse LU, :func:`mbslib.newton.sparse_solve`; default by size,
+        :func:`uses_sparse`); the steps agree up to round-off.
 
     Returns
     -------
@@ -318,15 +382,19 @@ def step_ggl(system: GGLSystem, x_n, h: float, t: float = 0.0, *, variant: str =
         calls["residual"] += 1
         return residual_ggl(system, x_n, x, h, variant, sparse)
 
-    def jacobian(x):
+    order = band_order(system) if uses_sparse(system, sparse) else None
+
+    def jacobian(x, linear_solver):
         calls["jacobian"] += 1
-        return jacobian_ggl(system, x_n, x, h, variant, sparse)
+        J = jacobian_ggl(system, x_n, x, h, variant, sparse)
+        return InBandOrder(J, order) if order is not None and linear_solver == "lu" else J
 
     guess = initial_guess(system, x_n, h)
 
     def solve(linear_solver):
-        x, report = newton_solve(residual, guess, jacobian, tol=tol, max_iter=max_iter, t=t, extra_update=True,
-                                 linear_solver=linear_solver, rcond=MIN_NORM_RCOND)
+        x, report = newton_solve(residual, guess, partial(jacobian, linear_solver=linear_solver), tol=tol,
+                                 max_iter=max_iter, t=t, extra_update=True, linear_solver=linear_solver,
+                                 rcond=MIN_NORM_RCOND)
         if not report.residual_history[-1] <= tol:
             reason = f"the extra update raised max|R| to {report.residual_history[-1]:.1e}"
             raise NewtonError(reason, report.residual_history, t=t)

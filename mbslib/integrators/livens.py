@@ -49,7 +49,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import scipy.sparse as sp
 
-from mbslib.newton import NewtonError, NewtonReport, Triplets, block_matrix, newton_solve, sparse_solve
+from mbslib.newton import InBandOrder, NewtonError, NewtonReport, Triplets, block_matrix, newton_solve, sparse_solve
 from mbslib.quaternions import G, KineticParts, Ql, Qr, exp_s3_with_jacobian, minus
 from mbslib.validation import positive
 
@@ -389,17 +389,6 @@ def jacobian_mpl(system: LivensSystem, x_n, x_n1, h, t=0.0, sparse=None):
     return _livens_equations(system, x_n, x_n1, h, t, False, sparse)[1]()
 
 
-class _InBandOrder:
-    """A sparse Newton matrix that solves itself by :func:`~mbslib.newton.sparse_solve` with the
-    unknowns in the system's band order."""
-
-    def __init__(self, matrix, order):
-        self.matrix, self.order = matrix, order
-
-    def solve(self, r):
-        return sparse_solve(self.matrix, r, self.order)
-
-
 def _band_order(system: LivensSystem):
     """The system's order of the unknowns ``(q, λ)`` for a banded LU, or None (then
     :func:`~mbslib.newton.sparse_solve` orders them by reverse Cuthill–McKee)."""
@@ -418,7 +407,7 @@ def _solve_shared(equations, x0, t, kind, order=None):
 
     def jacobian(z):
         matrix = last["matrix"]() if last.get("z") is z else equations(z)[1]()
-        return _InBandOrder(matrix, order) if order is not None and sp.issparse(matrix) else matrix
+        return InBandOrder(matrix, order) if order is not None and sp.issparse(matrix) else matrix
 
     return _solve(residual, x0, jacobian, t, kind)
 
