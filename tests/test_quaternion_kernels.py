@@ -17,11 +17,12 @@ from mbslib.newton import NewtonError, fd_jacobian
 from mbslib.quaternions import (
     E,
     G,
+    _put_G,
+    _put_minus,
     angular_momentum,
     mass_matrix_4,
     minus,
     plus,
-    quat_dg_kinetic,
     quat_grad_kinetic,
     rotate_jacobian,
     rotation_matrix,
@@ -49,20 +50,11 @@ def forced_chain(n_bodies):
 
 def test_the_quaternion_matrices_of_the_kernels_are_those_of_mbslib_quaternions():
     for q in RNG.standard_normal((5, 4)):
-        for put, reference, shape in ((fq._put_G, G(q), (3, 4)), (fq._put_E, E(q), (3, 4)),
-                                      (fq._put_minus, minus(q[1:]), (4, 4)), (fq._put_plus, plus(q[1:]), (4, 4))):
+        for put, reference, shape in ((_put_G, G(q), (3, 4)), (fq._put_E, E(q), (3, 4)),
+                                      (_put_minus, minus(q[1:]), (4, 4)), (fq._put_plus, plus(q[1:]), (4, 4))):
             out = np.empty(shape)
             put(q if shape == (3, 4) else q[1:], out)
             np.testing.assert_array_equal(out, reference)
-
-
-def test_kinetic_blocks_are_the_discrete_derivatives_of_every_body():
-    J = RNG.uniform(0.5, 2.0, (6, 3))
-    q0, q1, v0, v1 = RNG.standard_normal((4, 6, 4))
-    stacked = fq._kinetic_blocks(J, q0, q1, v0, v1)
-    for a in range(6):
-        for block, reference in zip(stacked, quat_dg_kinetic(J[a], q0[a], q1[a], v0[a], v1[a]), strict=True):
-            close(block[a], reference)
 
 
 def test_body_points_and_their_jacobians():

@@ -44,6 +44,9 @@ from mbslib.quaternions import (
     E,
     G,
     KineticParts,
+    _kinetic_blocks,
+    _put_G,
+    _put_minus,
     _times,
     _transpose,
     angular_momentum,
@@ -58,15 +61,7 @@ from mbslib.systems.rigid_bodies import principal_frame
 from mbslib.validation import vector
 
 
-# -- compiled per-body and per-joint-end blocks (tested against mbslib.quaternions) ---------------
-@numba.njit(cache=True)
-def _put_G(q, out):
-    """``out = G(q) = [-q_vec, q0 I - q̂]`` (35a), (3, 4)."""
-    out[0, 0], out[0, 1], out[0, 2], out[0, 3] = -q[1], q[0], q[3], -q[2]
-    out[1, 0], out[1, 1], out[1, 2], out[1, 3] = -q[2], -q[3], q[0], q[1]
-    out[2, 0], out[2, 1], out[2, 2], out[2, 3] = -q[3], q[2], -q[1], q[0]
-
-
+# -- compiled per-joint-end blocks (tested against mbslib.quaternions) -------------------------------
 @numba.njit(cache=True)
 def _put_E(q, out):
     """``out = E(q) = [-q_vec, q0 I + q̂]`` (35b), (3, 4)."""
@@ -76,68 +71,12 @@ def _put_E(q, out):
 
 
 @numba.njit(cache=True)
-def _put_minus(b, out):
-    """``out = b⁻ = [[0, -bᵀ], [b, -b̂]]`` (34), (4, 4)."""
-    out[0, 0], out[0, 1], out[0, 2], out[0, 3] = 0.0, -b[0], -b[1], -b[2]
-    out[1, 0], out[1, 1], out[1, 2], out[1, 3] = b[0], 0.0, b[2], -b[1]
-    out[2, 0], out[2, 1], out[2, 2], out[2, 3] = b[1], -b[2], 0.0, b[0]
-    out[3, 0], out[3, 1], out[3, 2], out[3, 3] = b[2], b[1], -b[0], 0.0
-
-
-@numba.njit(cache=True)
 def _put_plus(a, out):
     """``out = a⁺ = [[0, -aᵀ], [a, â]]`` (34), (4, 4)."""
     out[0, 0], out[0, 1], out[0, 2], out[0, 3] = 0.0, -a[0], -a[1], -a[2]
     out[1, 0], out[1, 1], out[1, 2], out[1, 3] = a[0], 0.0, -a[2], a[1]
     out[2, 0], out[2, 1], out[2, 2], out[2, 3] = a[1], a[2], 0.0, -a[0]
     out[3, 0], out[3, 1], out[3, 2], out[3, 3] = a[2], -a[1], a[0], 0.0
-
-
-@numba.njit(cache=True)
-def _dot(A, i, B, j):
-    """``Σ_k A[k, i] B[k, j]``: column i of A against column j of B (a column of Aᵀ B)."""
-    acc = 0.0
-    for k in range(A.shape[0]):
-        acc += A[k, i] * B[k, j]
-    return acc
-
-
-@numba.njit(cache=True)
-def _kinetic_blocks(Jp, q0, q1, v0, v1):
-    """The discrete derivatives (87)–(88) of every body's kinetic energy and their Jacobians in
-    ``q1, v1`` (:func:`mbslib.quaternions.quat_dg_kinetic` body by body): ``Tq, Tv`` (N, 4) and
-    ``Tq_q, Tq_v, Tv_q, Tv_v`` (N, 4, 4), for principal inertias ``Jp`` (N, 3) and quaternions
-    and their rates (N, 4)."""
-    N = Jp.shape[0]
-    Tq, Tv = np.empty((N, 4)), np.empty((N, 4))
-    Tq_q, Tq_v, Tv_q, Tv_v = np.empty((N, 4, 4)), np.empty((N, 4, 4)), np.empty((N, 4, 4)), np.empty((N, 4, 4))
-    G0, G1q, G1v, Gqm, Gvm = np.empty((3, 4)), np.empty((3, 4)), np.empty((3, 4)), np.empty((3, 4)), np.empty((3, 4))
-    JG1q, JG1v = np.empty((3, 4)), np.empty((3, 4))  # J dΩ/dv1 = J G(q1), -J dΩ/dq1 = J G(v1)
-    qm, vm, y, y_minus = np.empty(4), np.empty(4), np.empty((3, 1)), np.empty((4, 4))
-    for a in range(N):
-        for j in range(4):
-            qm[j], vm[j] = 0.5 * (q0[a, j] + q1[a, j]), 0.5 * (v0[a, j] + v1[a, j])
-        _put_G(q0[a], G0)
-        _put_G(q1[a], G1q)
-        _put_G(v1[a], G1v)
-        _put_G(qm, Gqm)
-        _put_G(vm, Gvm)
-        for k in range(3):
-            Om = 0.0  # ½(Ω^n + Ω^{n+1}) = G(q0)v0 + G(q1)v1, v the quaternion rates
-            for j in range(4):
-                Om += G0[k, j] * v0[a, j] + G1q[k, j] * v1[a, j]
-                JG1q[k, j], JG1v[k, j] = Jp[a, k] * G1q[k, j], Jp[a, k] * G1v[k, j]
-            y[k, 0] = Jp[a, k] * Om
-        _put_minus(y[:, 0], y_minus)
-        for i in range(4):
-            Tq[a, i] = -2.0 * _dot(Gvm, i, y, 0)  # ∂̄_qT = -2 G(v^{n+1/2})ᵀ J Ω^{n+1/2}
-            Tv[a, i] = 2.0 * _dot(Gqm, i, y, 0)  # ∂̄_vT = 2 G(q^{n+1/2})ᵀ J Ω^{n+1/2}
-            for j in range(4):
-                Tq_q[a, i, j] = 2.0 * _dot(Gvm, i, JG1v, j)
-                Tq_v[a, i, j] = -y_minus[i, j] - 2.0 * _dot(Gvm, i, JG1q, j)
-                Tv_q[a, i, j] = y_minus[i, j] - 2.0 * _dot(Gqm, i, JG1v, j)
-                Tv_v[a, i, j] = 2.0 * _dot(Gqm, i, JG1q, j)
-    return Tq, Tv, Tq_q, Tq_v, Tv_q, Tv_v
 
 
 @numba.njit(cache=True)
@@ -338,9 +277,9 @@ class QuaternionSystem:
         return 0.5 * v @ (self.mass_matrix(q, sparse=True) @ v)
 
     def _assemble(self, q0, q1, v0, v1, scale, sparse) -> KineticParts:
-        """The kinetic parts of all bodies from their discrete derivatives (87)–(88)
-        (:func:`_kinetic_blocks`), the Jacobians times ``scale``: vectors (n,) and four
-        block-diagonal (n, n) Jacobians."""
+        """The kinetic parts of all bodies from their discrete derivatives (87)–(88) (the compiled
+        kernel of :func:`mbslib.quaternions.quat_dg_kinetic`), the Jacobians times ``scale``:
+        vectors (n,) and four block-diagonal (n, n) Jacobians."""
         T, R, m = self._T, self._R, self.masses[:, None]
         Tq, Tv = np.zeros(self.n), np.zeros(self.n)
         Tv[T] = 0.5 * m * (v0[T] + v1[T])  # ½ m |v_φ|² is quadratic: its discrete derivative the midpoint one
