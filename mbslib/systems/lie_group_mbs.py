@@ -676,7 +676,7 @@ def spherical_constraints(form, P, q, work, phi, B):
 
     No block needs the formulation's derivative pages: for RV and Rxyz ``∂R/∂ρ_k`` is
     ``R (Ĝ e_k)~`` (``Ṙ = R ω̃``), formed here from ``R`` and ``Ĝ`` as ``kin`` forms it, and the
-    exact EP block is formed entry by entry (:func:`_ep_dr_row`)."""
+    exact EP block entry by entry, as ``kin_ep`` forms its ``∂R/∂p_k`` pages."""
     X = (P[10], P[11], P[12])
     tangent_block = P.size > 16 and P[16] != 0.0
     exact_ep = form[1] != 0 and not tangent_block
