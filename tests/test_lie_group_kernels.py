@@ -120,20 +120,6 @@ def test_lie_group_tops_equal_the_kernels_of_every_formulation(code, generic, rn
             assert np.array_equal(ours, theirs)
 
 
-def test_exact_ep_joint_block_equals_the_formulation_pages(rng):
-    """The spherical joint's exact EP block ``−∂(R X)/∂p_k``, formed entry by entry, is ``kin_ep``'s
-    ``∂R/∂p_k`` pages times ``−X`` to the last bit (off the unit sphere too)."""
-    model, x0 = L.heavy_top_model(L.SPH_EP)
-    X = model.P[10:13]
-    for _ in range(3):
-        q, v = _state(model, x0, rng)
-        work = workspace(rp.BODY_PAGES)
-        rp.kin_ep(q, v, 3, True, work, 0)
-        D = [work[rp.DR_ + k, :3, :3] for k in range(4)]  # page times −X, summed as page_mv sums
-        pages = np.stack([d[:, 0] * -X[0] + d[:, 1] * -X[1] + d[:, 2] * -X[2] for d in D], axis=1)
-        assert np.array_equal(_evaluate(model, q, v)[5][:3, 3:], pages)
-
-
 @pytest.mark.parametrize("form", ["RV", "Rxyz", "EP"])
 def test_formulation_derivatives_against_differences(form, rng):
     """``∂R/∂ρ_k`` (RV: ``R ẽ_k`` along ``R exp(z̃)``), ``∂Ĝ/∂ρ_k``, ``∂κ/∂ρ``, ``∂κ/∂ν`` from

@@ -647,40 +647,17 @@ def _r_skew_row(work, i, a0, a1, a2, X):
 
 
 @numba.njit(cache=True)
-def _ep_dr_row(q, k, i, X):
-    """Row ``i`` of ``∂R/∂p_k`` times ``−X`` for EP (``p = q[3:7]``), its entries formed as
-    ``kin_ep`` forms them: ``∂R/∂p₀ = 2 p₀ I + 2 ẽ``, ``∂R/∂e_m = −2 e_m I + 2 (ε_m eᵀ + e ε_mᵀ) + 2 p₀ ε̃_m``
-    (``k = 1 + m``), so the column is the one of the formulation's derivative pages to the last bit."""
-    p0, e = q[3], (q[4], q[5], q[6])
-    acc = 0.0
-    for j in range(3):
-        if k == 0:
-            s = (0.0, -e[2], e[1]) if i == 0 else (e[2], 0.0, -e[0]) if i == 1 else (-e[1], e[0], 0.0)
-            d = (2.0 * p0 if i == j else 0.0) + 2.0 * s[j]
-        else:
-            m = k - 1
-            eps = ((0.0, -1.0 if m == 2 else 0.0, 1.0 if m == 1 else 0.0),
-                   (1.0 if m == 2 else 0.0, 0.0, -1.0 if m == 0 else 0.0),
-                   (-1.0 if m == 1 else 0.0, 1.0 if m == 0 else 0.0, 0.0))[i][j]
-            d = ((-2.0 * e[m] if i == j else 0.0) + 2.0 * ((e[j] if i == m else 0.0) + (e[i] if j == m else 0.0))
-                 + 2.0 * p0 * eps)
-        acc = d * -X[j] if j == 0 else acc + d * -X[j]
-    return acc
-
-
-@numba.njit(cache=True)
 def spherical_constraints(form, P, q, work, phi, B):
     """Spherical joint at the origin ``Φ = x − R X`` with ``B = [I, −∂(R X)/∂ρ]`` (RV: along
     ``R exp(z̃)``, ``= R X̃``), or, with ``P[16] = 1``, ``[I, R X̃ Ĝ]`` as in Exudyn's markers (for
     EP this misses the radial part of the exact derivative); then the normalisation.
 
-    No block needs the formulation's derivative pages: for RV and Rxyz ``∂R/∂ρ_k`` is
-    ``R (Ĝ e_k)~`` (``Ṙ = R ω̃``), formed here from ``R`` and ``Ĝ`` as ``kin`` forms it, and the
-    exact EP block entry by entry, as ``kin_ep`` forms its ``∂R/∂p_k`` pages."""
+    Only the exact EP block needs the formulation's ``∂R/∂ρ_k``: for RV and Rxyz it is
+    ``R (Ĝ e_k)~`` (``Ṙ = R ω̃``), formed here from ``R`` and ``Ĝ`` as ``kin`` forms it."""
     X = (P[10], P[11], P[12])
     tangent_block = P.size > 16 and P[16] != 0.0
     exact_ep = form[1] != 0 and not tangent_block
-    form[2](q, q, 3, False, work, 0)  # the rates are not used: the velocities do not enter Φ
+    form[2](q, q, 3, exact_ep, work, 0)  # the rates are not used: the velocities do not enter Φ
     B[:, :] = 0.0
     RX = page_mv(work, R_, X[0], X[1], X[2])
     for k in range(form[0]):
@@ -688,7 +665,7 @@ def spherical_constraints(form, P, q, work, phi, B):
         if tangent_block:  # R (X × Ĝ e_k)
             col = page_mv(work, R_, X[1] * a2 - X[2] * a1, X[2] * a0 - X[0] * a2, X[0] * a1 - X[1] * a0)
         elif exact_ep:
-            col = (_ep_dr_row(q, k, 0, X), _ep_dr_row(q, k, 1, X), _ep_dr_row(q, k, 2, X))
+            col = page_mv(work, DR_ + k, -X[0], -X[1], -X[2])
         else:  # R (Ĝ e_k)~ (−X), row by row
             col = (_r_skew_row(work, 0, a0, a1, a2, X), _r_skew_row(work, 1, a0, a1, a2, X),
                    _r_skew_row(work, 2, a0, a1, a2, X))
