@@ -16,10 +16,11 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
-from scipy.linalg.lapack import dgbsv
+from scipy.linalg.lapack import dgbtrf, dgbtrs
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
 from mbslib.trajectory import Work
@@ -253,6 +254,25 @@ def _structure(rows, cols, size: int) -> _Structure:
 _LAYOUTS: dict[tuple, tuple[list, _Structure]] = {}
 
 
+def _sparse_entries(blocks, sizes) -> tuple[int, _Structure, np.ndarray]:
+    """Size, structure and values (in the structure's entry order) of the sparse block matrix of
+    ``blocks`` (as in :func:`block_matrix`)."""
+    start = np.cumsum([0, *sizes])
+    entries = [(start[a], start[b], *_entries(term)) for a, row in enumerate(blocks) for b, block in enumerate(row)
+               if block is not None for term in (block if isinstance(block, list) else [block])]
+    entries = [e for e in entries if e[2].size]
+    size = int(start[-1])
+    key = (size, *((r0, c0, id(rows), id(cols)) for r0, c0, rows, cols, _ in entries))
+    known = _LAYOUTS.get(key)
+    if known is None:
+        rows = np.concatenate([np.zeros(0, dtype=int), *(rows + r0 for r0, _, rows, _, _ in entries)])
+        cols = np.concatenate([np.zeros(0, dtype=int), *(cols + c0 for _, c0, _, cols, _ in entries)])
+        if len(_LAYOUTS) >= 64:
+            _LAYOUTS.clear()
+        known = _LAYOUTS[key] = ([e[2:4] for e in entries], _structure(rows, cols, size))
+    return size, known[1], np.concatenate([np.zeros(0), *(e[4] for e in entries)])
+
+
 def block_matrix(blocks, sizes, sparse: bool):
     """The square block matrix of ``blocks`` (a list of block rows; None: a zero block; a list of
     matrices: their sum; block row and column i have size ``sizes[i]``).
@@ -261,34 +281,22 @@ def block_matrix(blocks, sizes, sparse: bool):
     (:class:`Triplets`, scipy.sparse or dense), duplicates summed, so that no sparse operation runs
     per block. Dense: an ndarray, sparse blocks densified, the terms of a sum added in their order.
     """
-    start = np.cumsum([0, *sizes])
-    terms = [(start[a], start[b], term) for a, row in enumerate(blocks) for b, block in enumerate(row)
-             if block is not None for term in (block if isinstance(block, list) else [block])]
-    size = int(start[-1])
     if sparse:
-        entries = [(r0, c0, *_entries(term)) for r0, c0, term in terms]
-        entries = [e for e in entries if e[2].size]
-        key = (size, *((r0, c0, id(rows), id(cols)) for r0, c0, rows, cols, _ in entries))
-        known = _LAYOUTS.get(key)
-        if known is None:
-            rows = np.concatenate([np.zeros(0, dtype=int), *(rows + r0 for r0, _, rows, _, _ in entries)])
-            cols = np.concatenate([np.zeros(0, dtype=int), *(cols + c0 for _, c0, _, cols, _ in entries)])
-            if len(_LAYOUTS) >= 64:
-                _LAYOUTS.clear()
-            known = _LAYOUTS[key] = ([e[2:4] for e in entries], _structure(rows, cols, size))
-        structure = known[1]
-        values = np.concatenate([np.zeros(0), *(e[4] for e in entries)])
+        size, structure, values = _sparse_entries(blocks, sizes)
         data = np.bincount(structure.slot, values, minlength=structure.indices.size)
         return sp.csc_array((data, structure.indices, structure.indptr), shape=(size, size))
-    J = np.zeros((size, size))
-    for r0, c0, term in terms:
-        dense = term if isinstance(term, np.ndarray) else term.toarray()  # Triplets or scipy.sparse
-        J[r0 : r0 + term.shape[0], c0 : c0 + term.shape[1]] += dense
+    start = np.cumsum([0, *sizes])
+    J = np.zeros((int(start[-1]),) * 2)
+    for a, row in enumerate(blocks):
+        for b, block in enumerate(row):
+            for term in [] if block is None else block if isinstance(block, list) else [block]:
+                dense = term if isinstance(term, np.ndarray) else term.toarray()  # Triplets or scipy.sparse
+                J[start[a] : start[a] + term.shape[0], start[b] : start[b] + term.shape[1]] += dense
     return J
 
 
 #: A sparse Newton matrix is factorised as a band matrix (LAPACK's banded LU with partial
-#: pivoting, ``dgbsv``) if reverse Cuthill–McKee orders it into a band of at most this many sub-
+#: pivoting) if reverse Cuthill–McKee orders it into a band of at most this many sub-
 #: and superdiagonals together; a wider one goes to SuperLU. On the chain of 64 bodies (one
 #: Newton matrix of a step, the book's 2-core machine): REML's 704 unknowns, band 19 + 19,
 #: 0.4 ms against SuperLU's 1.7 ms; the GGL-VI's 3456 unknowns, band 102 + 100, 23 ms against 12 ms.
@@ -311,6 +319,12 @@ def band_widths(rows: np.ndarray, cols: np.ndarray, position: np.ndarray) -> tup
     position ``position[i]``."""
     d = position[cols] - position[rows]
     return int(max(0, -d.min(initial=0))), int(max(0, d.max(initial=0)))
+
+
+#: Bands of at most this many subdiagonals are factorised by a compiled LU (LAPACK's algorithm), wider
+#: ones by LAPACK's ``dgbtrf``, which takes its blocked algorithm from 32 subdiagonals on and below
+#: that the same column-by-column one, there slower by the cost of its BLAS calls.
+COMPILED_BAND_MAX = 32
 
 
 @dataclass(frozen=True)
@@ -348,16 +362,70 @@ class _Band:
                  and np.array_equal(self.indices, J.indices))
                 and (order is None or self.order is order or np.array_equal(self.order, order)))
 
+    @property
+    def storage_shape(self) -> tuple[int, int]:
+        """Shape of LAPACK's band storage of the factorisation, room for the fill of the pivoting included."""
+        return 2 * self.kl + self.ku + 1, self.indptr.size - 1
+
     def solve(self, J, r: np.ndarray) -> np.ndarray:
         """``J⁻¹ r`` by the banded LU of ``J`` in band order."""
-        band = np.zeros((2 * self.kl + self.ku + 1, J.shape[0]), order="F")  # LAPACK's layout: factorised in place
+        band = np.zeros(self.storage_shape, order="F")  # LAPACK's layout
         band.ravel(order="F")[self.at] = J.data
-        *_, x, info = dgbsv(self.kl, self.ku, band, r[self.order], overwrite_ab=True, overwrite_b=True)
-        if info > 0:  # LAPACK counts the band order's columns from 1
-            raise np.linalg.LinAlgError(f"band LU: zero pivot at unknown {self.order[info - 1]}")
+        return self.solve_factorised(*self.factorise(band), r)
+
+    def factorise(self, band: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The banded LU ``(lu, pivots)`` of the matrix in band storage ``band`` (overwritten; its
+        first kl rows, room for the fill, zero): :func:`_band_lu`, or LAPACK's for a wide band."""
+        if self.kl > COMPILED_BAND_MAX:
+            lu, pivots, info = dgbtrf(band, self.kl, self.ku, overwrite_ab=True)
+            zero = info - 1  # LAPACK counts the columns from 1 (SciPy's pivots from 0)
+        else:
+            lu, pivots = band, np.empty(band.shape[1], dtype=np.int32)
+            zero = _band_lu(band, self.kl, self.ku, pivots)
+        if zero >= 0:
+            raise np.linalg.LinAlgError(f"band LU: zero pivot at unknown {self.order[zero]}")
+        return lu, pivots
+
+    def solve_factorised(self, lu: np.ndarray, pivots: np.ndarray, r: np.ndarray) -> np.ndarray:
+        """``J⁻¹ r`` from the banded LU of :meth:`factorise`."""
+        x, _ = dgbtrs(lu, self.kl, self.ku, r[self.order], pivots, overwrite_b=True)
         dx = np.empty(x.size)
         dx[self.order] = x
         return dx
+
+
+@numba.njit(cache=True)
+def _band_lu(ab, kl, ku, pivots):
+    """LU with partial pivoting of a band matrix in place, LAPACK's algorithm (``dgbtf2``) and band
+    storage: ``A[i, j]`` at ``ab[kl + ku + i − j, j]``, the first kl rows zero (room for the fill of
+    the row exchanges). Row j was exchanged with row ``pivots[j]`` (counted from 0, as SciPy's
+    ``dgbtrs`` takes them); U lies in the rows up to kl + ku, the multipliers of L below. Returns the first
+    column with a zero pivot, or −1. The same factors as ``dgbtrf``, bitwise, without the overhead
+    of its BLAS call per column."""
+    kv, n = kl + ku, ab.shape[1]
+    last = 0  # the last column that row exchanges and updates have reached
+    for j in range(n):
+        km = min(kl, n - 1 - j)
+        p = 0  # the pivot: the first largest |A[j + i, j]|
+        for i in range(1, km + 1):
+            if abs(ab[kv + i, j]) > abs(ab[kv + p, j]):
+                p = i
+        pivots[j] = j + p
+        if ab[kv + p, j] == 0.0:
+            return j
+        last = max(last, min(j + ku + p, n - 1))
+        if p != 0:  # exchange rows j and j + p in columns j..last
+            for c in range(j, last + 1):
+                ab[kv + j - c, c], ab[kv + j + p - c, c] = ab[kv + j + p - c, c], ab[kv + j - c, c]
+        reciprocal = 1.0 / ab[kv, j]
+        for i in range(1, km + 1):
+            ab[kv + i, j] *= reciprocal
+        for c in range(j + 1, last + 1):  # rank-one update of the rows below j
+            u = ab[kv + j - c, c]
+            if u != 0.0:
+                for i in range(1, km + 1):
+                    ab[kv + j + i - c, c] -= ab[kv + i, j] * u
+    return -1
 
 
 #: The band order of the last sparse Newton matrix of each size, number of entries and kind of
@@ -399,6 +467,41 @@ class InBandOrder:
 
     def solve(self, r: np.ndarray) -> np.ndarray:
         return sparse_solve(self.matrix, r, self.order)
+
+
+#: The band layout of the last block matrix of each size and number of entries solved in a given
+#: band order: its structure, the order, the band and where each entry goes in the band storage.
+_BAND_LAYOUTS: dict[tuple[int, int], tuple[_Structure, np.ndarray, _Band, np.ndarray]] = {}
+
+
+class BandedBlocks:
+    """The sparse square block matrix of ``blocks`` (as in :func:`block_matrix`) with its unknowns
+    in the band order ``order`` (a permutation, as in :func:`sparse_solve`), put straight into
+    LAPACK's band storage: every entry goes to its place in the band, duplicates summed, with no
+    CSC matrix on the way; the same solution as ``sparse_solve(block_matrix(blocks, sizes, True),
+    r, order)``, bitwise. What a Jacobian hands to :func:`newton_solve` for the banded LU of a
+    system that knows its band order. Factorised at the first :meth:`solve`.
+    """
+
+    def __init__(self, blocks, sizes, order):
+        size, structure, values = _sparse_entries(blocks, sizes)
+        key = size, structure.slot.size
+        known = _BAND_LAYOUTS.get(key)
+        if known is None or known[0] is not structure or not (known[1] is order or np.array_equal(known[1], order)):
+            pattern = sp.csc_array((np.ones(structure.indices.size), structure.indices, structure.indptr),
+                                   shape=(size, size))
+            band = _Band.of(pattern, np.asarray(order))
+            known = _BAND_LAYOUTS[key] = (structure, order, band, band.at[structure.slot])
+        self.band, at = known[2], known[3]
+        shape = self.band.storage_shape
+        self.storage = np.bincount(at, values, minlength=shape[0] * shape[1]).reshape(shape, order="F")
+        self.lu = None
+
+    def solve(self, r: np.ndarray) -> np.ndarray:
+        """The solution of the matrix times it equal to ``r``, by the banded LU."""
+        if self.lu is None:
+            self.lu = self.band.factorise(self.storage)
+        return self.band.solve_factorised(*self.lu, r)
 
 
 #: Linear solvers for the Newton update, see :func:`newton_solve`.

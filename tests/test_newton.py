@@ -282,3 +282,55 @@ def test_a_jacobian_that_only_solves_cannot_give_least_squares_updates():
 
     with pytest.raises(ValueError, match="lstsq"):
         newton_solve(lambda x: 2.0 * x - 4.0, np.zeros(3), lambda x: Scaled(), linear_solver="lstsq")
+
+
+def _band_storage(dense, kl, ku):
+    """LAPACK's band storage of ``dense`` (2 kl + ku + 1 rows, the first kl zero)."""
+    n = dense.shape[0]
+    band = np.zeros((2 * kl + ku + 1, n), order="F")
+    for j in range(n):
+        for i in range(max(0, j - ku), min(n, j + kl + 1)):
+            band[kl + ku + i - j, j] = dense[i, j]
+    return band
+
+
+@pytest.mark.parametrize("kl, ku", [(3, 2), (10, 10), (33, 31)])
+def test_the_band_lu_is_lapacks_bitwise(kl, ku):
+    from scipy.linalg.lapack import dgbtrf, dgbtrs
+
+    rng = np.random.default_rng(kl)
+    n = 120
+    dense = np.triu(np.tril(rng.normal(size=(n, n)), ku), -kl)
+    dense[np.arange(0, n, 4), np.arange(0, n, 4)] = 0.0  # zero diagonal entries: row exchanges
+    b = rng.normal(size=n)
+    band = newton._Band(None, None, np.arange(n), kl, ku, None)
+    lu, pivots = band.factorise(_band_storage(dense, kl, ku))
+    x = band.solve_factorised(lu, pivots, b)
+    lapack_lu, lapack_pivots, _ = dgbtrf(_band_storage(dense, kl, ku), kl, ku)
+    np.testing.assert_array_equal(lu, lapack_lu)
+    np.testing.assert_array_equal(pivots, lapack_pivots)
+    np.testing.assert_array_equal(x, dgbtrs(lapack_lu, kl, ku, b, lapack_pivots)[0])
+    np.testing.assert_allclose(dense @ x, b, rtol=0, atol=1e-10 * np.abs(b).max())
+    singular = dense.copy()
+    singular[:, 7] = 0.0
+    with pytest.raises(np.linalg.LinAlgError, match="zero pivot at unknown 7"):
+        band.factorise(_band_storage(singular, kl, ku))
+
+
+def test_block_matrices_put_straight_into_band_storage_solve_as_sparse_solve_bitwise():
+    rng = np.random.default_rng(9)
+    n, m = 60, 20
+    index = np.arange(n)
+    order = np.concatenate([np.r_[3 * j : 3 * j + 3, n + j] for j in range(m)])
+    layouts = []
+    for _ in range(2):  # the same pattern twice: the second reuses the band layout
+        tri = Triplets(np.r_[index, index[1:], index[:-1]], np.r_[index, index[:-1], index[1:]],
+                       rng.normal(size=3 * n - 2), (n, n))
+        coupling = Triplets(np.repeat(np.arange(m), 3), 3 * np.repeat(np.arange(m), 3) + np.tile([0, 1, 2], m),
+                            rng.normal(size=3 * m), (m, n))
+        blocks = [[[tri, Triplets.identity(n, 2.0), tri], coupling.T], [coupling, None]]
+        r = rng.normal(size=n + m)
+        x = newton.BandedBlocks(blocks, (n, m), order.copy()).solve(r)
+        np.testing.assert_array_equal(x, newton.sparse_solve(block_matrix(blocks, (n, m), True), r, order))
+        layouts += [layout for layout in newton._BAND_LAYOUTS.values() if np.array_equal(layout[1], order)]
+    assert len(layouts) == 2 and layouts[0] is layouts[1]

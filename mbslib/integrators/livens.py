@@ -34,8 +34,9 @@ Large systems (:data:`SPARSE_FROM` unknowns on) assemble the residual and the Ne
 EML, MPL and REML from the system's sparse matrices (``sparse=True`` of
 :class:`~mbslib.formulations.quaternions.QuaternionSystem`); EML and MPL eliminate v and p from
 their Newton system (``_WithoutVP``), which leaves REML's unknowns, and the sparse matrix
-is factored by :func:`mbslib.newton.sparse_solve` (a banded LU for a chain), so that for a chain
-of bodies the work of a step grows linearly with the number of bodies; the smaller systems keep
+is factored by a banded LU: put straight into band storage in the system's ``band_order``
+(:class:`mbslib.newton.BandedBlocks`), or else by :func:`mbslib.newton.sparse_solve`, so that for
+a chain of bodies the work of a step grows linearly with the number of bodies; the smaller systems keep
 the dense matrices and LAPACK's LU. A Newton matrix is built from the evaluations of the
 residual at the same iterate.
 """
@@ -49,7 +50,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import scipy.sparse as sp
 
-from mbslib.newton import InBandOrder, NewtonError, NewtonReport, Triplets, block_matrix, newton_solve, sparse_solve
+from mbslib.newton import BandedBlocks, NewtonError, NewtonReport, Triplets, block_matrix, newton_solve, sparse_solve
 from mbslib.quaternions import G, KineticParts, Ql, Qr, exp_s3_with_jacobian, minus
 from mbslib.validation import positive
 
@@ -72,7 +73,8 @@ class LivensSystem(Protocol):
     ``constraint_jacobian`` and ``constraint_hessian`` and returns their matrices as scipy.sparse
     arrays (the values of the dense ones); it may give ``band_order``, the unknowns ``(q, λ)`` of
     its Newton systems in the order of a narrow band for the banded LU
-    (:func:`mbslib.newton.sparse_solve`; without it, reverse Cuthill–McKee).
+    (:class:`mbslib.newton.BandedBlocks`; without it, :func:`mbslib.newton.sparse_solve` in the
+    order of reverse Cuthill–McKee).
 
     Attributes
     ----------
@@ -355,13 +357,14 @@ class _WithoutVP:
         self.h, self.n, self.Tv_q, self.Tv_v, self.order = h, Tv_q.shape[0], Tv_q, Tv_v, order
         self.W = [2.0 * Tv_v, *R2_v]
         reduced = [*R2_q, 2.0 * Tv_q, *(2.0 / h * w for w in self.W)]
-        self.matrix = block_matrix([[reduced, hDgT], [Dg1, None]], (self.n, Dg1.shape[0]), True)
+        self.matrix = _sparse_newton_matrix([[reduced, hDgT], [Dg1, None]], (self.n, Dg1.shape[0]), order)
 
     def solve(self, r):
         h, n = self.h, self.n
         r1, r2, r3, r4 = r[:n], r[n : 2 * n], r[2 * n : 3 * n], r[3 * n :]
         W_r1 = sum(w @ r1 for w in self.W)
-        y = sparse_solve(self.matrix, np.concatenate([r2 - 2.0 * r3 + 2.0 / h * W_r1, r4]), self.order)
+        rhs = np.concatenate([r2 - 2.0 * r3 + 2.0 / h * W_r1, r4])
+        y = sparse_solve(self.matrix, rhs) if self.order is None else self.matrix.solve(rhs)
         dq = y[:n]
         dv = 2.0 / h * (dq - r1)
         dp = 2.0 * (r3 + self.Tv_q @ dq + self.Tv_v @ dv)
@@ -395,10 +398,16 @@ def _band_order(system: LivensSystem):
     return getattr(system, "band_order", None)
 
 
-def _solve_shared(equations, x0, t, kind, order=None):
+def _sparse_newton_matrix(blocks, sizes, order):
+    """The sparse block matrix of ``blocks``: put straight into the band storage of the banded LU
+    in the system's band ``order`` (:class:`~mbslib.newton.BandedBlocks`), or without one a CSC
+    array (:func:`~mbslib.newton.sparse_solve` orders it)."""
+    return block_matrix(blocks, sizes, True) if order is None else BandedBlocks(blocks, sizes, order)
+
+
+def _solve_shared(equations, x0, t, kind):
     """:func:`_solve` for ``equations(z) -> (R, newton_matrix)``: the Newton matrix at an
-    iterate is built from the evaluations of its residual (Newton asks for both at one iterate);
-    a sparse one is solved with the unknowns in band ``order`` if given."""
+    iterate is built from the evaluations of its residual (Newton asks for both at one iterate)."""
     last = {}
 
     def residual(z):
@@ -406,8 +415,7 @@ def _solve_shared(equations, x0, t, kind, order=None):
         return R
 
     def jacobian(z):
-        matrix = last["matrix"]() if last.get("z") is z else equations(z)[1]()
-        return InBandOrder(matrix, order) if order is not None and sp.issparse(matrix) else matrix
+        return last["matrix"]() if last.get("z") is z else equations(z)[1]()
 
     return _solve(residual, x0, jacobian, t, kind)
 
@@ -451,9 +459,10 @@ def reml_recover(system: LivensSystem, x_n, q1, h, lam=None, sparse=None):
     return np.concatenate([q1, p1, v1, lam0 if lam is None else lam])
 
 
-def _reml_equations(system: LivensSystem, x_n, y, h, t, sparse=None):
+def _reml_equations(system: LivensSystem, x_n, y, h, t, sparse=None, order=None):
     """Residual (103) in ``y = [q1, λ]`` (n + m unknowns) and a function giving its Jacobian
-    from the same evaluations (sparse CSC if solved sparsely, :func:`uses_sparse`)."""
+    from the same evaluations (if solved sparsely, :func:`uses_sparse`: a CSC array, or with the
+    band ``order`` of the system's unknowns the matrix in band storage, ``_sparse_newton_matrix``)."""
     n, m = system.n, system.m
     sparse = uses_sparse(n + m, sparse)
     kw = _sparse_keyword(sparse)
@@ -477,7 +486,8 @@ def _reml_equations(system: LivensSystem, x_n, y, h, t, sparse=None):
                 0.5 * h * system.constraint_hessian(qm, lam, **kw)]  # a sum
         if f is not None:
             Ra_q.append(-h * (f_q + dv * f_v))
-        return block_matrix([[Ra_q, h * Dg.T], [system.constraint_jacobian(q1, **kw), None]], (n, m), sparse)
+        blocks = [[Ra_q, h * Dg.T], [system.constraint_jacobian(q1, **kw), None]]
+        return _sparse_newton_matrix(blocks, (n, m), order) if sparse else block_matrix(blocks, (n, m), False)
 
     return R, newton_matrix
 
@@ -499,8 +509,8 @@ def step_reml(system: LivensSystem, x_n, h, t=0.0, jacobian="analytic", sparse=N
     x_n = np.asarray(x_n, dtype=float)
     n = system.n
     q0, _, _, lam0 = split_state(system, x_n)
-    y, rep = _solve_shared(lambda z: _reml_equations(system, x_n, z, h, t, sparse), np.concatenate([q0, lam0]), t,
-                           jacobian, _band_order(system))
+    y, rep = _solve_shared(lambda z: _reml_equations(system, x_n, z, h, t, sparse, _band_order(system)),
+                           np.concatenate([q0, lam0]), t, jacobian)
     _guard_antipodal(system, q0, y[:n], rep.residual_history, t)
     return reml_recover(system, x_n, y[:n], h, y[n:], sparse), rep
 
