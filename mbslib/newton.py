@@ -16,7 +16,6 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
@@ -321,12 +320,6 @@ def band_widths(rows: np.ndarray, cols: np.ndarray, position: np.ndarray) -> tup
     return int(max(0, -d.min(initial=0))), int(max(0, d.max(initial=0)))
 
 
-#: Bands of at most this many subdiagonals are factorised by a compiled LU (LAPACK's algorithm), wider
-#: ones by LAPACK's ``dgbtrf``, which takes its blocked algorithm from 32 subdiagonals on and below
-#: that the same column-by-column one, there slower by the cost of its BLAS calls.
-COMPILED_BAND_MAX = 32
-
-
 @dataclass(frozen=True)
 class _Band:
     """A square CSC pattern in band order: the unknowns in band order (``order``: given, or
@@ -374,16 +367,11 @@ class _Band:
         return self.solve_factorised(*self.factorise(band), r)
 
     def factorise(self, band: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The banded LU ``(lu, pivots)`` of the matrix in band storage ``band`` (overwritten; its
-        first kl rows, room for the fill, zero): :func:`_band_lu`, or LAPACK's for a wide band."""
-        if self.kl > COMPILED_BAND_MAX:
-            lu, pivots, info = dgbtrf(band, self.kl, self.ku, overwrite_ab=True)
-            zero = info - 1  # LAPACK counts the columns from 1 (SciPy's pivots from 0)
-        else:
-            lu, pivots = band, np.empty(band.shape[1], dtype=np.int32)
-            zero = _band_lu(band, self.kl, self.ku, pivots)
-        if zero >= 0:
-            raise np.linalg.LinAlgError(f"band LU: zero pivot at unknown {self.order[zero]}")
+        """The banded LU ``(lu, pivots)`` (LAPACK's ``dgbtrf``) of the matrix in band storage
+        ``band`` (overwritten; its first kl rows, room for the fill, zero)."""
+        lu, pivots, info = dgbtrf(band, self.kl, self.ku, overwrite_ab=True)
+        if info > 0:  # LAPACK counts the columns from 1 (SciPy's pivots from 0)
+            raise np.linalg.LinAlgError(f"band LU: zero pivot at unknown {self.order[info - 1]}")
         return lu, pivots
 
     def solve_factorised(self, lu: np.ndarray, pivots: np.ndarray, r: np.ndarray) -> np.ndarray:
@@ -392,40 +380,6 @@ class _Band:
         dx = np.empty(x.size)
         dx[self.order] = x
         return dx
-
-
-@numba.njit(cache=True)
-def _band_lu(ab, kl, ku, pivots):
-    """LU with partial pivoting of a band matrix in place, LAPACK's algorithm (``dgbtf2``) and band
-    storage: ``A[i, j]`` at ``ab[kl + ku + i − j, j]``, the first kl rows zero (room for the fill of
-    the row exchanges). Row j was exchanged with row ``pivots[j]`` (counted from 0, as SciPy's
-    ``dgbtrs`` takes them); U lies in the rows up to kl + ku, the multipliers of L below. Returns the first
-    column with a zero pivot, or −1. The same factors as ``dgbtrf``, bitwise, without the overhead
-    of its BLAS call per column."""
-    kv, n = kl + ku, ab.shape[1]
-    last = 0  # the last column that row exchanges and updates have reached
-    for j in range(n):
-        km = min(kl, n - 1 - j)
-        p = 0  # the pivot: the first largest |A[j + i, j]|
-        for i in range(1, km + 1):
-            if abs(ab[kv + i, j]) > abs(ab[kv + p, j]):
-                p = i
-        pivots[j] = j + p
-        if ab[kv + p, j] == 0.0:
-            return j
-        last = max(last, min(j + ku + p, n - 1))
-        if p != 0:  # exchange rows j and j + p in columns j..last
-            for c in range(j, last + 1):
-                ab[kv + j - c, c], ab[kv + j + p - c, c] = ab[kv + j + p - c, c], ab[kv + j - c, c]
-        reciprocal = 1.0 / ab[kv, j]
-        for i in range(1, km + 1):
-            ab[kv + i, j] *= reciprocal
-        for c in range(j + 1, last + 1):  # rank-one update of the rows below j
-            u = ab[kv + j - c, c]
-            if u != 0.0:
-                for i in range(1, km + 1):
-                    ab[kv + j + i - c, c] -= ab[kv + i, j] * u
-    return -1
 
 
 #: The band order of the last sparse Newton matrix of each size, number of entries and kind of

@@ -295,21 +295,14 @@ def _band_storage(dense, kl, ku):
 
 
 @pytest.mark.parametrize("kl, ku", [(3, 2), (10, 10), (33, 31)])
-def test_the_band_lu_is_lapacks_bitwise(kl, ku):
-    from scipy.linalg.lapack import dgbtrf, dgbtrs
-
+def test_the_band_lu_solves_with_row_exchanges_and_names_a_zero_pivot(kl, ku):
     rng = np.random.default_rng(kl)
     n = 120
     dense = np.triu(np.tril(rng.normal(size=(n, n)), ku), -kl)
     dense[np.arange(0, n, 4), np.arange(0, n, 4)] = 0.0  # zero diagonal entries: row exchanges
     b = rng.normal(size=n)
     band = newton._Band(None, None, np.arange(n), kl, ku, None)
-    lu, pivots = band.factorise(_band_storage(dense, kl, ku))
-    x = band.solve_factorised(lu, pivots, b)
-    lapack_lu, lapack_pivots, _ = dgbtrf(_band_storage(dense, kl, ku), kl, ku)
-    np.testing.assert_array_equal(lu, lapack_lu)
-    np.testing.assert_array_equal(pivots, lapack_pivots)
-    np.testing.assert_array_equal(x, dgbtrs(lapack_lu, kl, ku, b, lapack_pivots)[0])
+    x = band.solve_factorised(*band.factorise(_band_storage(dense, kl, ku)), b)
     np.testing.assert_allclose(dense @ x, b, rtol=0, atol=1e-10 * np.abs(b).max())
     singular = dense.copy()
     singular[:, 7] = 0.0
