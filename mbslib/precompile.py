@@ -107,12 +107,22 @@ def _torus() -> None:
         rv.run(step, torus, rv.initial_state(torus, *torus.initial_conditions()), 1e-3, 1)
 
 
+def _director_body() -> None:
+    """The step equations of the EM and DLA schemes of chapter 004 (one signature serves both)."""
+    from mbslib.formulations.director_triad import initial_state
+    from mbslib.integrators.nonholonomic_em import step_em
+    from mbslib.systems.nontwisting_body import make_body
+
+    step_em(make_body(), initial_state([1.0, 2.0, 0.0]), 1e-3)
+
+
 def _second_half(driver_ready) -> None:
-    """The Runge–Kutta driver, the torus and the systems; the systems' generalized-α runs wait
-    until the first half has compiled (and cached) the driver."""
+    """The Runge–Kutta driver, the torus, the director body and the systems; the systems'
+    generalized-α runs wait until the first half has compiled (and cached) the driver."""
     from mbslib.integrators import runge_kutta  # noqa: F401  (compiles its entry points on import)
 
     _torus()
+    _director_body()
     _systems(driver_ready)
 
 
@@ -141,6 +151,7 @@ def main(parallel: bool = True) -> float:
     _single_bodies()  # loads what the halves cached and compiles whatever is missing
     _systems()
     _torus()
+    _director_body()
     return time.perf_counter() - start
 
 

@@ -223,6 +223,86 @@ def test_em_jacobian_fd(rng, nonholonomic, load_rule, unit_length):
     np.testing.assert_allclose(K, Kfd, atol=1e-9)
 
 
+@pytest.mark.parametrize("unit_length", [True, False])
+@pytest.mark.parametrize("nonholonomic", [True, False])
+@pytest.mark.parametrize("load_rule", ["midpoint", "endpoint"])
+def test_em_residual_is_the_printed_equations(rng, nonholonomic, load_rule, unit_length):
+    """The compiled residual against eqs. (87b), (89)–(94) written with the triad's NumPy pieces."""
+    body, h, t = nb.make_body(**CASE3, a=0.3), 0.02, 0.3
+    x = rng.standard_normal(18)
+    rows = slice(0, 6) if unit_length else slice(3, 6)
+    z = rng.standard_normal(9 + rows.stop - rows.start + (1 if nonholonomic else 0))
+    q_n, v_n, q_n1, lam = x[:9], x[9:], z[:9], z[9 : 9 + rows.stop - rows.start]
+    q_mid, B = 0.5 * (q_n + q_n1), dt.twist_matrix(body.a)
+    if load_rule == "midpoint":
+        Q = body.director_forces(q_mid, t + 0.5 * h)
+    else:
+        Q = 0.5 * (body.director_forces(q_n, t) + body.director_forces(q_n1, t + h))
+    force = dt.constraint_jacobian(q_mid)[rows].T @ lam + (z[-1] * B @ q_mid if nonholonomic else 0.0) - Q
+    expected = [body.M @ (q_n1 - q_n - h * v_n) + 0.5 * h * h * force, dt.constraint(q_n1)[rows]]
+    if nonholonomic:
+        expected.append([(B @ q_mid) @ (q_n1 - q_n)])
+    R = residual_em(body, x, z, h, t, nonholonomic=nonholonomic, load_rule=load_rule, unit_length=unit_length)
+    np.testing.assert_allclose(R, np.concatenate(expected), rtol=1e-12, atol=1e-13)
+
+
+def test_dla_residual_is_the_printed_equations(rng):
+    """The compiled residual against h·(B1), (B2), (B3) written with the triad's NumPy pieces."""
+    body, h, t = nb.make_body(**CASE3, a=0.7), 0.02, 0.3
+    x, z = rng.standard_normal(18), rng.standard_normal(16)
+    q_n, p_n, q_n1 = x[:9], x[9:], z[:9]
+    B = dt.twist_matrix(body.a)
+    force = dt.constraint_jacobian(q_n).T @ z[9:15] + z[15] * B @ q_n - body.director_forces(q_n, t)
+    expected = np.concatenate([body.M @ (q_n1 - q_n) - h * p_n + 0.5 * h * h * force, dt.constraint(q_n1),
+                               [(B @ (0.5 * (q_n + q_n1))) @ (q_n1 - q_n)]])
+    np.testing.assert_allclose(residual_dla(body, x, z, h, t), expected, rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize("nonholonomic", [True, False])
+def test_newton_update_solves_with_the_jacobian(rng, nonholonomic):
+    """The Newton matrix handed to newton_solve (compiled assembly and LU) solves with jacobian_em's
+    matrix; a singular one (q_{n+1} = 0: H(q_{n+1}) = 0) raises LinAlgError."""
+    from mbslib.integrators.nonholonomic_em import _em_equations
+
+    body, h = nb.make_body(**CASE3), 0.02
+    x, r = rng.standard_normal(18), rng.standard_normal(16 if nonholonomic else 15)
+    equations = _em_equations(body, x, h, 0.3, nonholonomic, "midpoint", True)
+    z = rng.standard_normal(equations.n)
+    K = jacobian_em(body, x, z, h, 0.3, nonholonomic=nonholonomic)
+    np.testing.assert_allclose(equations.newton_matrix(z).solve(r), np.linalg.solve(K, r), rtol=1e-12)
+    z[:9] = 0.0
+    with pytest.raises(np.linalg.LinAlgError, match="singular"):
+        equations.newton_matrix(z).solve(r)
+
+
+def test_momentum_projection(rng):
+    """(B4)–(B5): C M⁻¹ p = 0 for C = [H; (Bq)ᵀ](q), and p − p* = −Cᵀν (the NumPy solve of the same ν)."""
+    from mbslib.integrators.nonholonomic_em import project_momentum
+
+    body = nb.make_body(a=0.3)
+    q, p_star = rng.standard_normal(9), rng.standard_normal(9)
+    C = np.vstack([dt.constraint_jacobian(q), dt.twist_matrix(body.a) @ q])
+    Minv_Ct = np.linalg.solve(body.M, C.T)
+    expected = p_star - C.T @ np.linalg.solve(C @ Minv_Ct, Minv_Ct.T @ p_star)
+    p = project_momentum(body, q, p_star)
+    np.testing.assert_allclose(p, expected, rtol=1e-12)
+    np.testing.assert_allclose(C @ np.linalg.solve(body.M, p), 0.0, atol=1e-13)
+    with pytest.raises(np.linalg.LinAlgError, match="singular"):
+        project_momentum(body, np.zeros(9), p_star)
+
+
+def test_step_equations_name_bad_shapes():
+    body, x = nb.make_body(), dt.initial_state(CASE1["W0"])
+    with pytest.raises(ValueError, match="z must have shape"):
+        residual_em(body, x, np.zeros(15), 0.01)
+    with pytest.raises(ValueError, match="z must have shape"):
+        jacobian_dla(body, x, np.zeros(17), 0.01)
+    with pytest.raises(ValueError, match="x_n must have shape"):
+        step_em(body, x[:17], 0.01)
+    with pytest.raises(ValueError, match="x_n must have shape"):
+        step_dla(body, np.zeros(19), 0.01)
+
+
 def test_dla_jacobian_fd(rng):
     body = nb.make_body(**CASE3, a=0.7)
     x, z = rng.standard_normal(18), rng.standard_normal(16)

@@ -21,23 +21,31 @@ The dynamic residual rows are multiplied by h²/2 (EM) or h (DLA) so that every 
 position-level quantity; Newton's iterates do not depend on this row scaling, only the stopping
 test does, which is relative (1e-10 of the initial residual, the paper's "relative tolerance")
 with a round-off floor.
+
+Both schemes solve the same kind of step equations in ``z = (q_{n+1}, λ, μ)``:
+``M(q_{n+1} − q_n − h v_n) + (h²/2)(H(q_θ)ᵀλ + μ B q_θ − Q) = 0``, ``h(q_{n+1}) = 0``,
+``(B q_{n+½})·(q_{n+1} − q_n) = 0``, with the constraint forces at ``q_θ = q_{n+½}`` (EM, θ = ½)
+or at the node ``q_n`` (DLA, θ = 0, ``v_n = M⁻¹p_n``). One compiled kernel evaluates their
+residual and Jacobian, and one more assembles, factorises and solves the Newton matrix, so that a
+Newton iteration costs two compiled calls; the discrete loads, which depend on the body, stay
+Python calls of the body record.
 """
 
 from __future__ import annotations
 
-from functools import partial
+from functools import lru_cache, partial
 from typing import Protocol, runtime_checkable
 
+import numba
 import numpy as np
 
 from mbslib.formulations.director_triad import (
-    constraint,
-    constraint_hessian,
-    constraint_jacobian,
+    ORTHONORMALITY_PAIRS,
     material_angular_momentum,
     spatial_angular_momentum,
     twist_matrix,
 )
+from mbslib.kernels import lu_factor, lu_solve_in_place, mm, mtv, solve
 from mbslib.newton import NewtonReport, newton_solve
 from mbslib.validation import positive
 
@@ -94,30 +102,189 @@ def _check(h: float, load_rule: str) -> None:
         raise ValueError(f"load_rule must be one of {LOAD_RULES}, got {load_rule!r}")
 
 
-def _solve(res, jac, z0, t, rtol=None) -> tuple[np.ndarray, NewtonReport]:
+def _state(x_n) -> np.ndarray:
+    """A contiguous writable float copy of ``x_n``, shape (18,) (the compiled equations read it
+    unchecked, and take one type of array)."""
+    x_n = np.array(x_n, dtype=float)
+    if x_n.shape != (18,):
+        raise ValueError(f"x_n must have shape (18,), got {x_n.shape}")
+    return x_n
+
+
+def _solve(equations: _StepEquations, z0, t, rtol=None) -> tuple[np.ndarray, NewtonReport]:
     """Newton with the stopping test max|R| ≤ max(rtol max|R(z0)|, ATOL), rtol = RTOL by default."""
-    rtol = RTOL if rtol is None else rtol
-    positive(rtol=rtol)
-    r0 = float(np.max(np.abs(res(z0))))
-    return newton_solve(res, z0, jac, tol=max(rtol * r0, ATOL), max_iter=MAX_ITER, t=t)
+    if rtol is None:
+        rtol = RTOL
+    else:
+        positive(rtol=rtol)
+    r0 = equations.residual_and_norm(z0)[1]
+    return newton_solve(equations.residual, z0, equations.newton_matrix, tol=max(rtol * r0, ATOL), max_iter=MAX_ITER,
+                        t=t)
 
 
-def _em_load(body: DirectorTriad, q_n, q_n1, t, h, load_rule):
-    """Discrete load Q_{n+½} (not specified in the paper): at (q_{n+½}, t_{n+½}) or the endpoint average."""
-    if not body.loaded:
-        return 0.0
-    if load_rule == "midpoint":
-        return body.director_forces(0.5 * (q_n + q_n1), t + 0.5 * h)
-    return 0.5 * (body.director_forces(q_n, t) + body.director_forces(q_n1, t + h))
+# --- the step equations shared by the EM and DLA schemes --------------------------------------
 
 
-def _em_load_jacobian(body: DirectorTriad, q_n, q_n1, t, h, load_rule):
-    """∂Q_{n+½}/∂q_{n+1}, shape (9, 9)."""
-    if not body.loaded:
-        return 0.0
-    if load_rule == "midpoint":
-        return 0.5 * body.director_forces_jacobian(0.5 * (q_n + q_n1), t + 0.5 * h)
-    return 0.5 * body.director_forces_jacobian(q_n1, t + h)
+@numba.njit(cache=True)
+def _step_equations(M, B, pairs, q_n, hv_n, Q, dQ, z, c, theta, nonholonomic, R, K):
+    """Residual ``R`` and, if ``K`` has rows, its Jacobian ``K = ∂R/∂z`` at ``z = (q_{n+1}, λ, μ)``
+    (μ only if ``nonholonomic``), written into ``R`` and ``K``; returns max|R|:
+
+    - ``R_q = M(Δq − h v_n) + c (H(q_θ)ᵀλ + μ B q_θ − Q)``, ``Δq = q_{n+1} − q_n``,
+      ``q_θ = q_n + θ Δq`` (θ = ½ for the EM's midpoint, 0 for the DLA's node q_n)
+    - ``R_h = h(q_{n+1})``, the rows (i, j) of ``pairs``: ½(d_i·d_i − 1) or d_i·d_j (eq. 63)
+    - ``R_g = (B q_{n+½})·Δq`` (the discrete non-twisting constraint, eq. 94)
+
+    and ``K_qq = M + θc (C(λ) + μB) − c ∂Q/∂q_{n+1}``, ``K_qλ = c H(q_θ)ᵀ``, ``K_qμ = c B q_θ``,
+    ``K_hq = H(q_{n+1})``, ``K_gq = B q_{n+½} + ½ Bᵀ Δq``. ``hv_n = h v_n``, ``Q`` and
+    ``dQ = ∂Q/∂q_{n+1}`` are the scheme's discrete load and its derivative, ``c = h²/2``.
+    """
+    n_lam = pairs.shape[0]
+    m = 9 + n_lam
+    dq, q_th, q_mid, force = np.empty(9), np.empty(9), np.empty(9), np.empty(9)
+    for a in range(9):
+        dq[a] = z[a] - q_n[a]
+        q_th[a] = q_n[a] + theta * dq[a]
+        q_mid[a] = q_n[a] + 0.5 * dq[a]
+        force[a] = -Q[a]
+    jacobian = K.shape[0] > 0
+    if jacobian:
+        K[:, :] = 0.0
+    for r in range(n_lam):  # the constraint rows: values h(q_{n+1}), rows of H, forces H(q_θ)ᵀλ, C(λ)
+        i, j, lam = 3 * pairs[r, 0], 3 * pairs[r, 1], z[9 + r]
+        d_ij = 0.0
+        for s in range(3):
+            d_ij += z[i + s] * z[j + s]
+            force[i + s] += lam * q_th[j + s]
+            if i != j:
+                force[j + s] += lam * q_th[i + s]
+        R[9 + r] = 0.5 * (d_ij - 1.0) if i == j else d_ij
+        if jacobian:
+            for s in range(3):
+                K[9 + r, i + s] += z[j + s]
+                K[i + s, 9 + r] += c * q_th[j + s]
+                K[i + s, j + s] += theta * c * lam
+                if i != j:
+                    K[9 + r, j + s] += z[i + s]
+                    K[j + s, 9 + r] += c * q_th[i + s]
+                    K[j + s, i + s] += theta * c * lam
+    if nonholonomic:
+        mu, R[m] = z[m], 0.0
+        for a in range(9):
+            Bq_th, Bq_mid = 0.0, 0.0
+            for b in range(9):
+                Bq_th += B[a, b] * q_th[b]
+                Bq_mid += B[a, b] * q_mid[b]
+            force[a] += mu * Bq_th
+            R[m] += Bq_mid * dq[a]
+            if jacobian:
+                K[a, m] = c * Bq_th
+                K[m, a] += Bq_mid
+                for b in range(9):
+                    K[a, b] += theta * c * mu * B[a, b]
+                    K[m, b] += 0.5 * B[a, b] * dq[a]
+    for a in range(9):
+        acc = 0.0
+        for b in range(9):
+            acc += M[a, b] * (dq[b] - hv_n[b])
+            if jacobian:
+                K[a, b] += M[a, b] - c * dQ[a, b]
+        R[a] = acc + c * force[a]
+    norm = 0.0
+    for a in range(R.size):
+        if not abs(R[a]) <= norm:  # NaN stays
+            norm = abs(R[a])
+            if norm != norm:
+                break
+    return norm
+
+
+@numba.njit(cache=True)
+def _newton_update(M, B, pairs, q_n, hv_n, dQ, z, c, theta, nonholonomic, r):
+    """Overwrite ``r`` with ``K⁻¹r``, ``K`` the Jacobian of :func:`_step_equations` at ``z`` (LU with
+    partial pivoting, :func:`mbslib.kernels.lu_factor`); False if ``K`` is singular."""
+    n = r.size
+    K, piv = np.empty((n, n)), np.empty(n, dtype=np.int64)
+    _step_equations(M, B, pairs, q_n, hv_n, np.zeros(9), dQ, z, c, theta, nonholonomic, np.empty(n), K)
+    if not lu_factor(K, piv):
+        return False
+    lu_solve_in_place(K, piv, r)
+    return True
+
+
+#: The matrix argument of :func:`_step_equations` when only the residual is wanted, and its load
+#: arguments Q, ∂Q/∂q_{n+1} for an unloaded body (read, never written).
+_NO_MATRIX = np.empty((0, 0))
+_NO_LOAD = np.zeros(9), np.zeros((9, 9))
+
+
+@lru_cache(maxsize=2)
+def _pairs(unit_length: bool) -> np.ndarray:
+    """The director pairs (i, j), counted from 0, of the constraint rows used (:func:`_constraint_rows`)."""
+    return np.array(ORTHONORMALITY_PAIRS[_constraint_rows(unit_length)]) - 1
+
+
+def _body_arrays(body: DirectorTriad) -> tuple[np.ndarray, np.ndarray]:
+    """Writable copies of the body's M and B (the compiled kernels take one type of array)."""
+    return np.array(body.M, dtype=float), np.array(twist_matrix(body.a))
+
+
+class _StepEquations:
+    """The equations of one EM (θ = ½) or DLA (θ = 0) step from ``q_n`` with ``hv_n = h v_n``
+    and the body's ``(M, B)`` (:func:`_step_equations`); ``load(q_{n+1})`` and ``load_jacobian(q_{n+1})`` give the
+    discrete load Q and ∂Q/∂q_{n+1} (``None`` for none). :meth:`residual` and
+    :meth:`newton_matrix` are what :func:`newton_solve` calls (its iterates are float arrays of
+    shape (n,)); :meth:`checked` validates another ``z``."""
+
+    def __init__(self, body_arrays, q_n, hv_n, h, theta, *, nonholonomic, unit_length, load=None,
+                 load_jacobian=None):
+        pairs = _pairs(unit_length)
+        self.n = 9 + len(pairs) + (1 if nonholonomic else 0)
+        self.load, self.load_jacobian = load, load_jacobian
+        self.body_arrays, self.q_n, self.hv_n = body_arrays, q_n, hv_n
+        self.fixed = (*body_arrays, pairs, q_n, hv_n)
+        self.scalars = (0.5 * h * h, float(theta), bool(nonholonomic))
+
+    def checked(self, z) -> np.ndarray:
+        z = np.array(z, dtype=float)
+        if z.shape != (self.n,):
+            raise ValueError(f"z must have shape ({self.n},), got {z.shape}")
+        return z
+
+    def _load_jacobian(self, z):
+        return _NO_LOAD[1] if self.load_jacobian is None else self.load_jacobian(z[:9])
+
+    def residual_and_norm(self, z) -> tuple[np.ndarray, float]:
+        R = np.empty(self.n)
+        Q = _NO_LOAD[0] if self.load is None else self.load(z[:9])
+        return R, _step_equations(*self.fixed, Q, _NO_LOAD[1], z, *self.scalars, R, _NO_MATRIX)
+
+    def residual(self, z) -> np.ndarray:
+        return self.residual_and_norm(z)[0]
+
+    def jacobian(self, z) -> np.ndarray:
+        K = np.empty((self.n, self.n))  # (the residual, evaluated without the load, is not used)
+        _step_equations(*self.fixed, _NO_LOAD[0], self._load_jacobian(z), z, *self.scalars, np.empty(self.n), K)
+        return K
+
+    def newton_matrix(self, z) -> _NewtonMatrix:
+        return _NewtonMatrix(self, z)
+
+
+class _NewtonMatrix:
+    """The Jacobian of :class:`_StepEquations` at ``z`` as :func:`newton_solve` takes it: an object
+    whose ``solve(r)`` returns ``K⁻¹r`` (assembly, LU and solve in one compiled call,
+    :func:`_newton_update`)."""
+
+    def __init__(self, equations: _StepEquations, z):
+        self.equations, self.z = equations, z
+
+    def solve(self, r) -> np.ndarray:
+        e = self.equations
+        dx = np.array(r, dtype=float)
+        if not _newton_update(*e.fixed, e._load_jacobian(self.z), self.z, *e.scalars, dx):
+            raise np.linalg.LinAlgError("singular Newton matrix")
+        return dx
 
 
 # --- energy–momentum schemes (Sect. 5.1, 5.2) ----------------------------------------------
@@ -126,6 +293,31 @@ def _em_load_jacobian(body: DirectorTriad, q_n, q_n1, t, h, load_rule):
 def _constraint_rows(unit_length: bool) -> slice:
     """Rows of h used: all six, or only the three orthogonality conditions printed in eq. (63)."""
     return slice(0, 6) if unit_length else slice(3, 6)
+
+
+def _em_equations(body: DirectorTriad, x_n, h, t, nonholonomic, load_rule, unit_length) -> _StepEquations:
+    """The EM equations of the step from ``x_n = (q_n, q̇_n)`` (from :func:`_state`) at ``t``: θ = ½,
+    ``hv_n = h q̇_n`` and the discrete load Q_{n+½} (not specified in the paper) at (q_{n+½}, t_{n+½})
+    or the endpoint average."""
+    _check(h, load_rule)
+    q_n = x_n[:9]
+    load = load_jacobian = None
+    if body.loaded and load_rule == "midpoint":
+        def load(q_n1):
+            return body.director_forces(0.5 * (q_n + q_n1), t + 0.5 * h)
+
+        def load_jacobian(q_n1):
+            return 0.5 * body.director_forces_jacobian(0.5 * (q_n + q_n1), t + 0.5 * h)
+    elif body.loaded:
+        Q_n = body.director_forces(q_n, t)
+
+        def load(q_n1):
+            return 0.5 * (Q_n + body.director_forces(q_n1, t + h))
+
+        def load_jacobian(q_n1):
+            return 0.5 * body.director_forces_jacobian(q_n1, t + h)
+    return _StepEquations(_body_arrays(body), q_n, h * x_n[9:], h, 0.5, nonholonomic=nonholonomic,
+                          unit_length=unit_length, load=load, load_jacobian=load_jacobian)
 
 
 def residual_em(body: DirectorTriad, x_n, z, h, t=0.0, *, nonholonomic=True, load_rule="midpoint",
@@ -154,21 +346,11 @@ def residual_em(body: DirectorTriad, x_n, z, h, t=0.0, *, nonholonomic=True, loa
         - ``R_q = (2/h²) M(q_{n+1} − q_n − h q̇_n) + H(q_{n+½})ᵀλ + μ B q_{n+½} − Q_{n+½}``
         - ``R_h = h(q_{n+1})``
         - ``R_g = (B q_{n+½})·(q_{n+1} − q_n)`` (the AVF constraint G_d Δq = 0, eq. 94).
+
+        One compiled evaluation of the step equations the EM shares with the DLA (module docstring).
     """
-    q_n, v_n = x_n[:9], x_n[9:]
-    rows = _constraint_rows(unit_length)
-    m = 9 + rows.stop - rows.start
-    q_n1, lam = z[:9], z[9:m]
-    q_mid, dq = 0.5 * (q_n + q_n1), q_n1 - q_n
-    Q = _em_load(body, q_n, q_n1, t, h, load_rule)
-    force = constraint_jacobian(q_mid)[rows].T @ lam - Q
-    parts = [None, constraint(q_n1)[rows]]
-    if nonholonomic:
-        Bq = twist_matrix(body.a) @ q_mid
-        force = force + z[m] * Bq
-        parts.append([Bq @ dq])
-    parts[0] = body.M @ (dq - h * v_n) + 0.5 * h * h * force
-    return np.concatenate(parts)
+    equations = _em_equations(body, _state(x_n), h, t, nonholonomic, load_rule, unit_length)
+    return equations.residual(equations.checked(z))
 
 
 def jacobian_em(body: DirectorTriad, x_n, z, h, t=0.0, *, nonholonomic=True, load_rule="midpoint",
@@ -179,27 +361,8 @@ def jacobian_em(body: DirectorTriad, x_n, z, h, t=0.0, *, nonholonomic=True, loa
     ``∂R_q/∂λ = (h²/2) H(q_{n+½})ᵀ``, ``∂R_q/∂μ = (h²/2) B q_{n+½}``,
     ``∂R_h/∂q_{n+1} = H(q_{n+1})``, ``∂R_g/∂q_{n+1} = B q_{n+½} + ½ Bᵀ(q_{n+1} − q_n)``.
     """
-    q_n = x_n[:9]
-    rows = _constraint_rows(unit_length)
-    m = 9 + rows.stop - rows.start
-    q_n1 = z[:9]
-    lam = np.zeros(6)
-    lam[rows] = z[9:m]
-    q_mid, dq = 0.5 * (q_n + q_n1), q_n1 - q_n
-    c = 0.5 * h * h
-    dQ = _em_load_jacobian(body, q_n, q_n1, t, h, load_rule)
-    n = m + 1 if nonholonomic else m
-    K = np.zeros((n, n))
-    K[:9, :9] = body.M + c * (0.5 * constraint_hessian(lam) - dQ)
-    K[:9, 9:m] = c * constraint_jacobian(q_mid)[rows].T
-    K[9:m, :9] = constraint_jacobian(q_n1)[rows]
-    if nonholonomic:
-        B = twist_matrix(body.a)
-        Bq = B @ q_mid
-        K[:9, :9] += c * 0.5 * z[m] * B
-        K[:9, m] = c * Bq
-        K[m, :9] = Bq + 0.5 * B.T @ dq
-    return K
+    equations = _em_equations(body, _state(x_n), h, t, nonholonomic, load_rule, unit_length)
+    return equations.jacobian(equations.checked(z))
 
 
 def step_em(body: DirectorTriad, x_n, h, t=0.0, *, nonholonomic=True, load_rule="midpoint", unit_length=True,
@@ -220,20 +383,12 @@ def step_em(body: DirectorTriad, x_n, h, t=0.0, *, nonholonomic=True, load_rule=
     NewtonError
         If Newton does not converge within ``MAX_ITER`` iterations.
     """
-    _check(h, load_rule)
-    x_n = np.asarray(x_n, dtype=float)
+    x_n = _state(x_n)
     q_n, v_n = x_n[:9], x_n[9:]
-    n_lam = 6 if unit_length else 3
-    z0 = np.zeros(9 + n_lam + (1 if nonholonomic else 0))
+    equations = _em_equations(body, x_n, h, t, nonholonomic, load_rule, unit_length)
+    z0 = np.zeros(equations.n)
     z0[:9] = q_n + h * v_n
-    kw = dict(nonholonomic=nonholonomic, load_rule=load_rule, unit_length=unit_length)
-    z, report = _solve(
-        lambda z: residual_em(body, x_n, z, h, t, **kw),
-        lambda z: jacobian_em(body, x_n, z, h, t, **kw),
-        z0,
-        t,
-        rtol,
-    )
+    z, report = _solve(equations, z0, t, rtol)
     q_n1 = z[:9]
     return np.concatenate([q_n1, 2.0 / h * (q_n1 - q_n) - v_n]), report
 
@@ -241,44 +396,78 @@ def step_em(body: DirectorTriad, x_n, h, t=0.0, *, nonholonomic=True, load_rule=
 # --- discrete Lagrange–d'Alembert scheme (Sect. 6.4, Appendix B reconstructed) --------------
 
 
+def _dla_equations(body: DirectorTriad, x_n, h, t) -> _StepEquations:
+    """The DLA equations of the step from ``x_n = (q_k, p_k)`` at ``t``: θ = 0, ``hv_n = h M⁻¹p_k``
+    and the node force Q(q_k, t_k)."""
+    positive(h=h)
+    x_n = _state(x_n)
+    q_n = x_n[:9]
+    load = None
+    if body.loaded:
+        Q_n = body.director_forces(q_n, t)
+
+        def load(q_n1):
+            return Q_n
+    M, B = _body_arrays(body)
+    return _StepEquations((M, B), q_n, h * solve(M, x_n[9:]), h, 0.0, nonholonomic=True,
+                          unit_length=True, load=load)
+
+
 def residual_dla(body: DirectorTriad, x_n, z, h, t=0.0):
     """Residual (B1)–(B3) of one DLA step, shape (16,).
 
     ``h·(B1) = M(q_{k+1} − q_k) − h p_k − (h²/2) Q(q_k, t_k) + (h²/2)(H(q_k)ᵀλ + μ B q_k)``,
     ``(B2) = h(q_{k+1})``, ``(B3) = (B q_{k+½})·(q_{k+1} − q_k)``.
-    The forces are node forces (trapezoidal discrete forces F_d^± = (h/2) Q).
+    The forces are node forces (trapezoidal discrete forces F_d^± = (h/2) Q). One compiled
+    evaluation of the step equations the DLA shares with the EM (module docstring), with
+    ``M(q_{k+1} − q_k − h M⁻¹p_k)`` for the first two terms.
     """
-    q_n, p_n = x_n[:9], x_n[9:]
-    q_n1, lam, mu = z[:9], z[9:15], z[15]
-    B = twist_matrix(body.a)
-    Q = body.director_forces(q_n, t) if body.loaded else 0.0
-    c = 0.5 * h * h
-    R1 = body.M @ (q_n1 - q_n) - h * p_n - c * Q + c * (constraint_jacobian(q_n).T @ lam + mu * (B @ q_n))
-    R3 = (B @ (0.5 * (q_n + q_n1))) @ (q_n1 - q_n)
-    return np.concatenate([R1, constraint(q_n1), [R3]])
+    equations = _dla_equations(body, x_n, h, t)
+    return equations.residual(equations.checked(z))
 
 
 def jacobian_dla(body: DirectorTriad, x_n, z, h, t=0.0):
-    """Analytic Jacobian of :func:`residual_dla`, shape (16, 16)."""
-    q_n = x_n[:9]
-    q_n1 = z[:9]
-    B = twist_matrix(body.a)
-    c = 0.5 * h * h
-    K = np.zeros((16, 16))
-    K[:9, :9] = body.M
-    K[:9, 9:15] = c * constraint_jacobian(q_n).T
-    K[:9, 15] = c * (B @ q_n)
-    K[9:15, :9] = constraint_jacobian(q_n1)
-    K[15, :9] = B @ (0.5 * (q_n + q_n1)) + 0.5 * B.T @ (q_n1 - q_n)
-    return K
+    """Analytic Jacobian of :func:`residual_dla`, shape (16, 16): ``∂/∂q_{k+1} = M`` (B1),
+    ``H(q_{k+1})`` (B2), ``B q_{k+½} + ½ Bᵀ(q_{k+1} − q_k)`` (B3); ``∂(B1)/∂λ = (h²/2) H(q_k)ᵀ``,
+    ``∂(B1)/∂μ = (h²/2) B q_k``."""
+    equations = _dla_equations(body, x_n, h, t)
+    return equations.jacobian(equations.checked(z))
+
+
+@numba.njit(cache=True)
+def _project_momentum(M, B, pairs, q, p_star):
+    """:func:`project_momentum` with ``C`` the constraint rows of :func:`_step_equations`' Jacobian
+    at ``q_{n+1} = q_n = q``, where they are ``H(q)`` and ``G(q) = (Bq)ᵀ``; NaN if ``C M⁻¹ Cᵀ`` is
+    singular."""
+    n = 10 + pairs.shape[0]
+    z = np.zeros(n)
+    z[:9] = q
+    K = np.empty((n, n))
+    _step_equations(M, B, pairs, q, np.zeros(9), np.zeros(9), np.zeros((9, 9)), z, 0.0, 0.0, True, np.empty(n), K)
+    C = K[9:, :9].copy()
+    M_lu, piv = M.copy(), np.empty(9, dtype=np.int64)
+    lu_factor(M_lu, piv)  # M is positive definite
+    Minv_Ct = C.T.copy()
+    for k in range(n - 9):
+        column = Minv_Ct[:, k].copy()
+        lu_solve_in_place(M_lu, piv, column)
+        Minv_Ct[:, k] = column
+    nu = solve(mm(C, Minv_Ct), mtv(Minv_Ct, p_star))
+    return p_star - mtv(C, nu)
 
 
 def project_momentum(body: DirectorTriad, q, p_star):
-    """(B4)–(B5): p = p* − Cᵀν with C = [H; G](q) chosen so that C M⁻¹ p = 0, shape (9,)."""
-    C = np.vstack([constraint_jacobian(q), twist_matrix(body.a) @ q])
-    Minv_Ct = np.linalg.solve(body.M, C.T)
-    nu = np.linalg.solve(C @ Minv_Ct, Minv_Ct.T @ p_star)
-    return p_star - C.T @ nu
+    """(B4)–(B5): p = p* − Cᵀν with C = [H; G](q) chosen so that C M⁻¹ p = 0, shape (9,).
+
+    Raises ``numpy.linalg.LinAlgError`` if ``C M⁻¹ Cᵀ`` is singular."""
+    return _projected(_body_arrays(body), np.array(q, dtype=float), np.array(p_star, dtype=float))
+
+
+def _projected(body_arrays, q, p_star) -> np.ndarray:
+    p = _project_momentum(*body_arrays, _pairs(True), q, p_star)
+    if np.isnan(p[0]):
+        raise np.linalg.LinAlgError("singular C M⁻¹ Cᵀ in the momentum projection")
+    return p
 
 
 def step_dla(body: DirectorTriad, x_n, h, t=0.0):
@@ -293,22 +482,16 @@ def step_dla(body: DirectorTriad, x_n, h, t=0.0):
     NewtonError
         When Newton fails (in particular beyond the existence limit ``|ω| h ≥ 1``).
     """
-    positive(h=h)
-    x_n = np.asarray(x_n, dtype=float)
-    q_n, p_n = x_n[:9], x_n[9:]
+    equations = _dla_equations(body, x_n, h, t)
+    q_n = equations.q_n
     z0 = np.zeros(16)
-    z0[:9] = q_n + h * np.linalg.solve(body.M, p_n)
-    z, report = _solve(
-        lambda z: residual_dla(body, x_n, z, h, t),
-        lambda z: jacobian_dla(body, x_n, z, h, t),
-        z0,
-        t,
-    )
+    z0[:9] = q_n + equations.hv_n
+    z, report = _solve(equations, z0, t)
     q_n1 = z[:9]
     p_star = body.M @ (q_n1 - q_n) / h
     if body.loaded:
         p_star = p_star + 0.5 * h * body.director_forces(q_n1, t + h)
-    return np.concatenate([q_n1, project_momentum(body, q_n1, p_star)]), report
+    return np.concatenate([q_n1, _projected(equations.body_arrays, q_n1, p_star)]), report
 
 
 def em_stepper(body: DirectorTriad, *, nonholonomic=True, load_rule="midpoint", unit_length=True, rtol=None):

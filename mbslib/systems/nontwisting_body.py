@@ -48,6 +48,11 @@ J_PAPER = np.array([[3.0, -1.0 / 7.0, 0.0], [-1.0 / 7.0, 4.0, 0.0], [0.0, 0.0, 5
 
 I3 = np.eye(3)
 
+#: [a]× = Σ_l a_l [E_l]×: row l holds [E_l]× flattened, so ``a @ _HAT_BASIS`` is [a]× flattened
+#: (for the rows d_i of a (3, 3) array at once).
+_HAT_BASIS = np.array([hat(e).ravel() for e in I3])
+_DIAGONAL = np.arange(3)
+
 
 @dataclass(frozen=True, eq=False)
 class NontwistingBody:
@@ -147,16 +152,13 @@ class NontwistingBody:
         """∂Q/∂q, shape (9, 9): ∂f_i/∂d_j = ½(−[d_i]× ∂m/∂d_j + δ_ij [m]×), ∂m/∂d1 = −sfα I,
         ∂m/∂d2 = −sfβ I."""
         f = self._load_factor(float(t))
-        m = self.load_moment(q, t)
-        dm = (-f * self.alpha, -f * self.beta)
+        D = np.asarray(q, dtype=float).reshape(3, 3)  # rows d_i
+        d_hats = (D @ _HAT_BASIS).reshape(9, 3)  # rows 3i..3i+2: [d_i]×
         K = np.zeros((9, 9))
-        for i, d in enumerate(directors(q)):
-            H = hat(d)
-            K[3 * i : 3 * i + 3, 0:3] = -0.5 * dm[0] * H
-            K[3 * i : 3 * i + 3, 3:6] = -0.5 * dm[1] * H
-        M = 0.5 * hat(m)
-        for i in range(3):
-            K[3 * i : 3 * i + 3, 3 * i : 3 * i + 3] += M
+        K[:, 0:3] = 0.5 * f * self.alpha * d_hats
+        K[:, 3:6] = 0.5 * f * self.beta * d_hats
+        blocks = K.reshape(3, 3, 3, 3)  # blocks[i, :, j, :] = ∂f_i/∂d_j
+        blocks[_DIAGONAL, :, _DIAGONAL, :] += 0.5 * hat(-f * (self.alpha * D[0] + self.beta * D[1]))  # ½[m]×
         return K
 
     def director_momenta(self, qdot) -> np.ndarray:
