@@ -411,18 +411,6 @@ def sparse_solve(J, r: np.ndarray, order=None) -> np.ndarray:
         raise np.linalg.LinAlgError(str(exc)) from None
 
 
-class InBandOrder:
-    """A sparse Newton matrix ``matrix`` that solves itself by :func:`sparse_solve` with the
-    unknowns in the band order ``order`` of its system: what a Jacobian hands to
-    :func:`newton_solve` for the banded LU in that order."""
-
-    def __init__(self, matrix, order):
-        self.matrix, self.order = matrix, order
-
-    def solve(self, r: np.ndarray) -> np.ndarray:
-        return sparse_solve(self.matrix, r, self.order)
-
-
 #: The band layout of the last block matrix of each size and number of entries solved in a given
 #: band order: its structure, the order, the band and where each entry goes in the band storage.
 _BAND_LAYOUTS: dict[tuple[int, int], tuple[_Structure, np.ndarray, _Band, np.ndarray]] = {}

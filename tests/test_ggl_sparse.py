@@ -144,7 +144,8 @@ def test_sparse_newton_solve_and_its_singular_failure():
 
 def test_band_order_is_a_permutation_and_narrows_the_chain_band():
     """Body by body, the chain's Newton matrix lies within 40 + 41 diagonals, whatever N (reverse
-    Cuthill–McKee: 50 + 49 at N = 8); a system without bodies is left to reverse Cuthill–McKee."""
+    Cuthill–McKee: 50 + 49 at N = 8), the multipliers' matrix of :class:`~mbslib.integrators.ggl.WithoutQPV`
+    within 23 + 23; a system without bodies is left to reverse Cuthill–McKee."""
     for n in (4, 8):
         system = chain_system(n)
         order = ggl.band_order(system)
@@ -158,12 +159,15 @@ def test_band_order_is_a_permutation_and_narrows_the_chain_band():
         position[order] = np.arange(size)
         offset = position[J.row] - position[J.col]
         assert (offset.max(), -offset.min()) == (40, 41)
+        G0 = system.constraints.G(x_n[: system.d], sparse=True)
+        assert (lambda band: (band.kl, band.ku))(ggl.WithoutQPV(system, x_n, x, 1e-3, G0).matrix.band) == (23, 23)
     assert ggl.band_order(replace(system, offsets=None)) is None
 
 
 def test_chain_steps_in_band_order_agree_with_the_dense_formulation():
-    """N = 4 (216 unknowns, sparse by default): the banded LU in band order against the dense
-    Hessians, assembled and factored densely, step by step with the same Newton iterations: the
+    """N = 4 (216 unknowns, sparse by default): q, p, v eliminated and the multipliers' banded LU
+    in band order (:class:`~mbslib.integrators.ggl.WithoutQPV`) against the dense Hessians,
+    assembled and factored densely, step by step with the same Newton iterations: the
     coordinates, momenta and velocities to 2e-14, the multipliers to 1.3e-12, as close as the
     sparse LU in reverse Cuthill–McKee order comes (the system without bodies)."""
     model = chain(4)
@@ -177,3 +181,37 @@ def test_chain_steps_in_band_order_agree_with_the_dense_formulation():
         np.testing.assert_array_equal(run.n_iter, dense.n_iter)
         error = np.abs(run.x - dense.x) / scale
         assert np.max(error[:, states]) <= 2e-14 and np.max(error) <= 1.5e-12
+
+
+def test_update_without_q_p_v_is_the_whole_newton_matrix_update():
+    """The elimination of q, p, v leaves the Newton update of the whole matrix (41a–e), to 1e-12 of
+    its largest entry, at an iterate with multipliers of order one (Γ far from zero)."""
+    for n in (1, 4):
+        system = chain_system(n)
+        x_n = ggl.initial_vector(system, *directors.initial_coordinates(chain(n)))
+        x = ggl.initial_guess(system, x_n, 1e-3) + 1e-3 * RNG.normal(size=x_n.size)
+        x[3 * system.d :] = RNG.normal(size=2 * system.m)
+        r = RNG.normal(size=x.size)
+        G0 = system.constraints.G(x_n[: system.d], sparse=True)
+        update = ggl.WithoutQPV(system, x_n, x, 1e-3, G0).solve(r)
+        whole = np.linalg.solve(ggl.jacobian_ggl(system, x_n, x, 1e-3, sparse=False), r)
+        assert np.abs(update - whole).max() <= 1e-12 * np.abs(whole).max()
+
+
+@pytest.mark.parametrize("variant", ["printed", "no_hessian"])
+def test_sparse_steps_of_the_negative_controls_keep_the_whole_matrix(variant):
+    """The negative controls (and damped systems) factorise the whole Newton matrix in band order
+    (:class:`~mbslib.newton.BandedBlocks`): a step of N = 4 as the dense one."""
+    system = chain_system(4)
+    x0 = ggl.initial_vector(system, *directors.initial_coordinates(chain(4)))
+    sparse, report = ggl.step_ggl(system, x0, 1e-3, variant=variant)
+    dense, dense_report = ggl.step_ggl(system, x0, 1e-3, variant=variant, sparse=False)
+    assert report.n_iter == dense_report.n_iter
+    assert np.abs(sparse - dense).max() <= 1e-12 * np.abs(dense).max()
+
+
+def test_elimination_needs_bodies_of_one_size():
+    system = chain_system(4)
+    x0 = ggl.initial_vector(system, *directors.initial_coordinates(chain(4)))
+    with pytest.raises(ValueError, match="equally many coordinates"):
+        ggl.step_ggl(replace(system, offsets=(0, 6, 24, 36)), x0, 1e-3)

@@ -29,7 +29,8 @@ quadratic constraints (constant Hessians), for which the Newton matrix below is 
 (:data:`SPARSE_FROM` unknowns on) assemble the residual and the Newton matrix from sparse
 constraint matrices and factor it by a banded LU with the unknowns body by body
 (:func:`band_order`), so that for a chain of bodies the work of a step grows linearly with the
-number of bodies.
+number of bodies. Undamped, the Newton system of (41a–e) is solved with q, p and v eliminated
+body by body (:class:`WithoutQPV`): a banded LU in the multipliers (λ, γ) alone.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from typing import NamedTuple, Protocol, runtime_checkable
 import numpy as np
 import scipy.sparse as sp
 
-from mbslib.newton import InBandOrder, NewtonError, NewtonReport, Triplets, block_matrix, newton_solve
+from mbslib.newton import BandedBlocks, NewtonError, NewtonReport, Triplets, block_matrix, newton_solve
 from mbslib.symplectic import step_map_jacobian
 from mbslib.validation import positive
 
@@ -157,14 +158,27 @@ def uses_sparse(system: GGLSystem, sparse: bool | None = None) -> bool:
     return 3 * system.d + 2 * system.m >= SPARSE_FROM if sparse is None else bool(sparse)
 
 
-#: The band orders of the systems a step was taken for, by identity (each kept with its system,
-#: so that no other system takes its identity over).
-_BAND_ORDERS: dict[int, tuple[GGLSystem, np.ndarray | None]] = {}
+#: What the sparse steps of a system compute once (its band order, its :class:`_BodyBlocks`), by
+#: the system's identity (each kept with its system, so that no other system takes its identity over).
+_PER_SYSTEM: dict[int, tuple[GGLSystem, dict]] = {}
+
+
+def _once(system: GGLSystem, name: str, build):
+    """``build(system)``, computed once per system."""
+    known = _PER_SYSTEM.get(id(system))
+    if known is None or known[0] is not system:
+        if len(_PER_SYSTEM) >= 16:
+            _PER_SYSTEM.clear()
+        known = _PER_SYSTEM[id(system)] = (system, {})
+    if name not in known[1]:
+        known[1][name] = build(system)
+    return known[1][name]
 
 
 def band_order(system: GGLSystem) -> np.ndarray | None:
     """The unknowns ``x = [q; p; v; λ; γ]`` of a step in the order of a narrow band of the Newton
-    matrix, body by body, for its banded LU (:func:`mbslib.newton.sparse_solve`); None for a
+    matrix, body by body, for its banded LU (:class:`mbslib.newton.BandedBlocks`; its multipliers
+    ``(λ, γ)`` in this order for the banded LU that :class:`WithoutQPV` leaves); None for a
     system without bodies (without ``offsets``, the start of each body's coordinates in q, as in
     :class:`~mbslib.systems.directors.ConstrainedSystem`): reverse Cuthill–McKee orders those.
 
@@ -175,17 +189,10 @@ def band_order(system: GGLSystem) -> np.ndarray | None:
     them before, half after, namely ``(q_i, p_i, v_i)`` of half of the other coordinates, the
     multipliers of the body's quadratic constraints (its orthonormality, 41a–c, e), ``v_i`` of the
     held coordinates, ``(q_i, p_i, v_i)`` of the other half. The chain of 64 rods: a band of
-    40 + 41 diagonals (reverse Cuthill–McKee: 102 + 100).
+    40 + 41 diagonals (reverse Cuthill–McKee: 102 + 100); its multipliers alone: 23 + 23.
     """
     offsets = getattr(system, "offsets", None)
-    known = _BAND_ORDERS.get(id(system))
-    if known is not None and known[0] is system:
-        return known[1]
-    order = None if offsets is None else _body_by_body(system, np.asarray(offsets))
-    if len(_BAND_ORDERS) >= 16:
-        _BAND_ORDERS.clear()
-    _BAND_ORDERS[id(system)] = (system, order)
-    return order
+    return _once(system, "order", lambda s: None if offsets is None else _body_by_body(s, np.asarray(offsets)))
 
 
 def _body_by_body(system: GGLSystem, offsets: np.ndarray) -> np.ndarray:
@@ -216,6 +223,152 @@ def _body_by_body(system: GGLSystem, offsets: np.ndarray) -> np.ndarray:
         order += [interleaved(lam + joints, gam + joints), rest[: rest.size // 2],
                   interleaved(q + middle, p + middle), rest[rest.size // 2 :]]
     return np.concatenate(order)
+
+
+class _BodyBlocks:
+    """Where the entries of a system's matrices go in per-body blocks (:class:`WithoutQPV`): the
+    bodies hold ``size`` coordinates each, body b's constraints (those whose rows hold its
+    coordinates) are ``cons[b]``, padded with its first one (the padded rows of its blocks stay
+    zero), and the multipliers' matrix has the entries ``(rows, cols)``: every pair of constraints
+    of a body, for each of its blocks λλ, λγ, γλ, γγ; ``order`` is the multipliers (λ, γ) in the
+    order of :func:`band_order`."""
+
+    def __init__(self, system: GGLSystem):
+        d, m, con = system.d, system.m, system.constraints
+        offsets = np.asarray(system.offsets)
+        size = d // offsets.size
+        if not np.array_equal(offsets, size * np.arange(offsets.size)) or size * offsets.size != d:
+            raise ValueError(f"the bodies must hold equally many coordinates each, got offsets {tuple(offsets)} "
+                             f"for d = {d}")
+        entries = con.G(np.ones(d), sparse=True)  # every entry of G, whatever q
+        pairs = np.unique(entries.cols // size * m + entries.rows)  # (body, constraint), body by body
+        body, constraint = np.divmod(pairs, m)
+        count = np.bincount(body, minlength=offsets.size)
+        if not count.all():
+            raise ValueError(f"every body must hold a constraint; body {np.argmin(count)} holds none")
+        slot = np.arange(pairs.size) - np.repeat(np.cumsum(count) - count, count)
+        self.size, self.m, self.pairs, self.slot = size, m, pairs, slot
+        self.cons = np.repeat(constraint[slot == 0][:, None], count.max(), axis=1)
+        self.cons[body, slot] = constraint
+        k, l = (np.broadcast_to(index, (*self.cons.shape, self.cons.shape[1])).ravel()
+                for index in (self.cons[:, :, None], self.cons[:, None, :]))
+        self.rows = np.concatenate([k, k, m + k, m + k])  # blocks λλ, λγ, γλ, γγ
+        self.cols = np.concatenate([l, m + l, l, m + l])
+        full = band_order(system)
+        self.order = full[full >= 3 * d] - 3 * d
+        self._at: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+    def local(self, A: Triplets) -> np.ndarray:
+        """The rows of body b's constraints of the (m, d) matrix ``A``, over its coordinates: shape (N, R, size)."""
+        n, r = self.cons.shape
+
+        def where():
+            body, column = np.divmod(A.cols, self.size)
+            at = self.slot[np.searchsorted(self.pairs, body * self.m + A.rows)]
+            return (body * r + at) * self.size + column
+
+        return np.bincount(self._index(A, where), A.values, minlength=n * r * self.size).reshape(n, r, self.size)
+
+    def diagonal(self, A: Triplets) -> np.ndarray:
+        """The diagonal blocks of the (d, d) matrix ``A`` with no entries between bodies: shape (N, size, size)."""
+
+        def where():
+            (bi, i), (bj, j) = np.divmod(A.rows, self.size), np.divmod(A.cols, self.size)
+            if np.any(bi != bj):
+                raise ValueError("the constraint Hessians must not couple two bodies")
+            return (bi * self.size + i) * self.size + j
+
+        n = self.cons.shape[0]
+        return np.bincount(self._index(A, where), A.values, minlength=n * self.size**2).reshape(
+            n, self.size, self.size)
+
+    def _index(self, A: Triplets, where) -> np.ndarray:
+        """``where()``, computed once for the index arrays of ``A`` (kept with them: a system hands
+        the same index arrays to every step)."""
+        key = id(A.rows), id(A.cols)
+        known = self._at.get(key)
+        if known is None or known[0] is not A.rows or known[1] is not A.cols:
+            known = self._at[key] = (A.rows, A.cols, where())
+        return known[2]
+
+    def per_body(self, blocks: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """``diag(blocks) x`` for per-body blocks (N, size, size) and x of shape (d,)."""
+        return np.einsum("bij,bj->bi", blocks, x.reshape(-1, self.size)).ravel()
+
+
+class WithoutQPV:
+    """The sparse Newton system of (41a–e), undamped, solved with q, p and v eliminated: with
+    ``r = [r_q, r_p, r_v, r_λ, r_γ]`` and the update ``dx`` (``J dx = r``), the sum of the rows of
+    (41b) and (41c), ``M dv + h G(q_n)ᵀ dλ = r_p + r_v``, gives ``dv = u − h M⁻¹ G(q_n)ᵀ dλ``,
+    ``u = M⁻¹(r_p + r_v)``; (41c) then gives ``dp = M P (M dv − h T̄ᵀ dγ − r_v)`` with the per-body
+    blocks ``P = (M + h Γ)⁻¹``, and (41a) ``dq = r_q + B dv + h M⁻¹ Ḡᵀ dγ``, ``B = h I + h² M⁻¹ Γ``.
+    What is left of (41d, e) are the multipliers' equations
+
+        −h G₁ B M⁻¹ G₀ᵀ dλ + h G₁ M⁻¹ Ḡᵀ dγ = r_λ − G₁ (r_q + B u),
+        −h (Ḡ P + h T̄ M⁻¹) G₀ᵀ dλ − h Ḡ P T̄ᵀ dγ = r_γ − Ḡ P r_p − h T̄ u,
+
+    (``G₁ = G(q_{n+1})``, ``G₀ = G(q_n)``, ``T̄`` the rows ``(D²g_k M⁻¹ p_{n+1})ᵀ``), whose entries are
+    sums over the bodies of products of per-body blocks, put into the band storage of a banded LU
+    in :func:`band_order` (:class:`~mbslib.newton.BandedBlocks`): 2m unknowns instead of 3d + 2m,
+    the same Newton update up to round-off. What the Jacobian of :func:`step_ggl` hands to
+    :func:`~mbslib.newton.newton_solve` for a system with bodies of equally many coordinates
+    (``offsets``), constraint Hessians within the bodies and no damping (C = 0).
+
+    Parameters
+    ----------
+    system : GGLSystem
+    x_n, x_n1 : ndarray, shape (3d + 2m,)
+        As in :func:`jacobian_ggl`: the previous unknowns (q_n) and the iterate.
+    h : float
+    G0 : Triplets
+        ``G(q_n)`` as entries (``system.constraints.G(q_n, sparse=True)``), the same for every
+        iterate of a step.
+
+    Raises
+    ------
+    ValueError
+        If the bodies hold different numbers of coordinates, a body holds no constraint or a
+        constraint Hessian couples two bodies.
+    """
+
+    def __init__(self, system: GGLSystem, x_n, x_n1, h: float, G0: Triplets):
+        con, self.system, self.h, self.G0 = system.constraints, system, h, G0
+        self.blocks = blocks = _once(system, "blocks", _BodyBlocks)
+        q0 = split(system, x_n)[0]
+        q1, p1, v, _, gam = split(system, x_n1)
+        Minv = system.Minv
+        self.G1, self.Gbar = con.G(q1, sparse=True), con.G(q0 + h * v, sparse=True)
+        self.T = con.hessian_rows(Minv * p1, sparse=True)
+        self.Gamma = blocks.diagonal(con.hessian_sum(gam, sparse=True))
+        n, size = blocks.cons.shape[0], blocks.size
+        Mib = Minv.reshape(n, 1, size)
+        eye = np.eye(size)
+        self.P = np.linalg.inv(eye * system.M.reshape(n, 1, size) + h * self.Gamma)
+        G1, Gbar, G0, T = (blocks.local(A) for A in (self.G1, self.Gbar, G0, self.T))
+        GbarP = Gbar @ self.P
+        BMinv = h * (eye * Mib + h * Mib.transpose(0, 2, 1) * self.Gamma * Mib)  # B M⁻¹
+        to_lam = np.concatenate([G1 @ BMinv, GbarP + h * T * Mib], axis=1) @ G0.transpose(0, 2, 1)
+        r = G1.shape[1]
+        values = np.stack([to_lam[:, :r], -((G1 * Mib) @ Gbar.transpose(0, 2, 1)), to_lam[:, r:],
+                           GbarP @ T.transpose(0, 2, 1)])  # blocks λλ, λγ, γλ, γγ, times −h
+        matrix = Triplets(blocks.rows, blocks.cols, -h * values.ravel(), (2 * system.m,) * 2)
+        self.matrix = BandedBlocks([[matrix]], (2 * system.m,), blocks.order)
+
+    def solve(self, r: np.ndarray) -> np.ndarray:
+        """The Newton update ``dx`` with ``J dx = r``, ``J`` the whole matrix of :func:`jacobian_ggl`."""
+        system, h, blocks = self.system, self.h, self.blocks
+        d, m, M, Minv = system.d, system.m, system.M, system.Minv
+        r_q, r_p, r_v, r_lam, r_gam = np.split(r, [d, 2 * d, 3 * d, 3 * d + m])
+        u = Minv * (r_p + r_v)
+        Bu = h * u + h**2 * Minv * blocks.per_body(self.Gamma, u)
+        rhs = np.concatenate([r_lam - self.G1 @ (r_q + Bu),
+                              r_gam - self.Gbar @ blocks.per_body(self.P, r_p) - h * (self.T @ u)])
+        y = self.matrix.solve(rhs)
+        d_lam, d_gam = y[:m], y[m:]
+        dv = u - h * Minv * (self.G0.T @ d_lam)
+        dp = M * blocks.per_body(self.P, M * dv - h * (self.T.T @ d_gam) - r_v)
+        dq = r_q + h * dv + h * Minv * (h * blocks.per_body(self.Gamma, dv) + self.Gbar.T @ d_gam)
+        return np.concatenate([dq, dp, dv, y])
 
 
 def residual_ggl(system: GGLSystem, x_n, x_n1, h: float, variant: str = "paper",
@@ -262,8 +415,13 @@ def jacobian_ggl(system: GGLSystem, x_n, x_n1, h: float, variant: str = "paper",
     :func:`uses_sparse`): its nonzeros, and for a chain of bodies the work of its sparse LU,
     grow linearly with the number of bodies. Otherwise a dense ndarray.
     """
-    _check_variant(variant)
     sparse = uses_sparse(system, sparse)
+    return block_matrix(*_newton_blocks(system, x_n, x_n1, h, variant, sparse), sparse)
+
+
+def _newton_blocks(system: GGLSystem, x_n, x_n1, h: float, variant: str, sparse: bool) -> tuple[list, tuple]:
+    """The blocks and block sizes of :func:`jacobian_ggl` (as :func:`mbslib.newton.block_matrix` takes them)."""
+    _check_variant(variant)
     con, M, Minv = system.constraints, system.M, system.Minv
     d = system.d
     q0, p0 = split(system, x_n)[:2]
@@ -287,7 +445,7 @@ def jacobian_ggl(system: GGLSystem, x_n, x_n1, h: float, variant: str = "paper",
         [con.G(q1, sparse=sparse), None, None, None, None],
         [None, _scaled(Gbar, cols=Minv), h * Tbar, None, None],
     ]
-    return block_matrix(blocks, (d, d, d, system.m, system.m), sparse)
+    return blocks, (d, d, d, system.m, system.m)
 
 
 def _scaled(A, rows=None, cols=None):
@@ -341,8 +499,10 @@ def step_ggl(system: GGLSystem, x_n, h: float, t: float = 0.0, *, variant: str =
         Newton settings (paper: 1e-9 on max|R|).
     sparse : bool, optional
         Assemble the residual and the Newton matrix sparsely and factor it by a banded LU in
-        :func:`band_order` (or sparse LU, :func:`mbslib.newton.sparse_solve`; default by size,
-        :func:`uses_sparse`); the steps agree up to round-off.
+        :func:`band_order` (undamped, for ``variant="paper"``: the banded LU of the multipliers'
+        system that :class:`WithoutQPV` leaves), or by a sparse LU for a system without bodies
+        (:func:`mbslib.newton.sparse_solve`); default by size, :func:`uses_sparse`. The steps
+        agree up to round-off.
 
     Returns
     -------
@@ -383,11 +543,15 @@ def step_ggl(system: GGLSystem, x_n, h: float, t: float = 0.0, *, variant: str =
         return residual_ggl(system, x_n, x, h, variant, sparse)
 
     order = band_order(system) if uses_sparse(system, sparse) else None
+    G0 = system.constraints.G(x_n[: system.d], sparse=True) if order is not None else None  # G(q_n) of the step
 
     def jacobian(x, linear_solver):
         calls["jacobian"] += 1
-        J = jacobian_ggl(system, x_n, x, h, variant, sparse)
-        return InBandOrder(J, order) if order is not None and linear_solver == "lu" else J
+        if order is None or linear_solver != "lu":
+            return jacobian_ggl(system, x_n, x, h, variant, sparse)
+        if variant == "paper" and not system.C.nnz:
+            return WithoutQPV(system, x_n, x, h, G0)
+        return BandedBlocks(*_newton_blocks(system, x_n, x, h, variant, True), order)
 
     guess = initial_guess(system, x_n, h)
 

@@ -526,10 +526,10 @@ def assemble(bodies, gravity, joints=(), *, K=None, C=None) -> ConstrainedSystem
     M = np.concatenate([body.mass_diag() for body in bodies])
     f = np.zeros(d)
     H_coords, H_data, A_rows, c_rows, labels = [], [], [], [], []
+    Hi, ci, li = internal_constraints(dim)  # the same for every body
     for i, body in enumerate(bodies):
         o = layout.offsets[i]
         f[o : o + dim] = body.mass * b
-        Hi, ci, li = internal_constraints(dim)
         k, r, s = Hi.coords  # body i's rows come after those of the bodies before it, its block at o
         H_coords.append(np.stack([k + i * len(ci), r + o, s + o]))
         H_data.append(Hi.data)
