@@ -126,7 +126,7 @@ def _lu_factor_in_band(A, kl, ku, piv):
     n = A.shape[0]
     scale = 0.0
     for i in range(n):
-        for j in range(n):
+        for j in range(max(0, i - kl), min(n, i + ku + 1)):  # the zeros outside the band do not count
             scale = max(scale, abs(A[i, j]))
     for k in range(n):
         last, right = min(k + kl, n - 1), min(k + kl + ku, n - 1)
@@ -141,9 +141,9 @@ def _lu_factor_in_band(A, kl, ku, piv):
             for j in range(n):
                 A[k, j], A[p, j] = A[p, j], A[k, j]
         for i in range(k + 1, last + 1):
-            A[i, k] /= A[k, k]
-            f = A[i, k]
-            if f != 0.0:
+            if A[i, k] != 0.0:  # else the multiplier is zero and row i stays as it is
+                A[i, k] /= A[k, k]
+                f = A[i, k]
                 for j in range(k + 1, right + 1):
                     A[i, j] -= f * A[k, j]
     return True
@@ -152,19 +152,25 @@ def _lu_factor_in_band(A, kl, ku, piv):
 @numba.njit(cache=True)
 def lu_solve_in_place(LU, piv, x):
     """Overwrite ``x`` (the right-hand side) with the solution of ``A x = b``, ``LU, piv`` the
-    factors of :func:`lu_factor` (no allocation)."""
+    factors of :func:`lu_factor` (no allocation). The zeros of the factors (a sparse matrix
+    keeps many) are skipped: subtracting their products changes no finite value."""
     n = x.size
     for k in range(n):
         p = piv[k]
         if p != k:
             x[k], x[p] = x[p], x[k]
     for k in range(n):
+        xk = x[k]
         for i in range(k + 1, n):
-            x[i] -= LU[i, k] * x[k]
+            f = LU[i, k]
+            if f != 0.0:
+                x[i] -= f * xk
     for k in range(n - 1, -1, -1):
         acc = x[k]
         for j in range(k + 1, n):
-            acc -= LU[k, j] * x[j]
+            u = LU[k, j]
+            if u != 0.0:
+                acc -= u * x[j]
         x[k] = acc / LU[k, k]
 
 
@@ -230,7 +236,8 @@ def band_lu_factor(W, kl, ku, piv):
 @numba.njit(cache=True)
 def band_lu_solve_in_place(W, kl, ku, piv, x):
     """Overwrite ``x`` with the solution of ``A x = b``, ``W, piv`` the factors of
-    :func:`band_lu_factor` (no allocation; cost O(N (2 kl + ku)))."""
+    :func:`band_lu_factor` (no allocation; cost O(N (2 kl + ku))); zeros of the factors are
+    skipped, as in :func:`lu_solve_in_place`."""
     n = x.size
     if W.shape[1] == n:
         lu_solve_in_place(W, piv, x)
@@ -239,13 +246,18 @@ def band_lu_solve_in_place(W, kl, ku, piv, x):
         p = piv[k]
         if p != k:
             x[k], x[p] = x[p], x[k]
+        xk = x[k]
         for i in range(k + 1, min(k + kl, n - 1) + 1):
-            x[i] -= W[i, k - band_first(i, n, kl, ku)] * x[k]
+            f = W[i, k - band_first(i, n, kl, ku)]
+            if f != 0.0:
+                x[i] -= f * xk
     for k in range(n - 1, -1, -1):
         fk = band_first(k, n, kl, ku)
         acc = x[k]
         for c in range(k + 1, min(k + kl + ku, n - 1) + 1):
-            acc -= W[k, c - fk] * x[c]
+            u = W[k, c - fk]
+            if u != 0.0:
+                acc -= u * x[c]
         x[k] = acc / W[k, k - fk]
 
 
