@@ -14,7 +14,7 @@ which reports the final output and the work Exudyn counts.
 
 from __future__ import annotations
 
-from dataclasses import astuple, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -56,7 +56,7 @@ class Work:
                 raise ValueError(f"{f.name} must be a non-negative integer, got {value!r}")
 
     def __add__(self, other: Work) -> Work:
-        return Work(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
+        return Work(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
 
     def per_step(self) -> dict[str, float]:
         """Every count divided by the accepted steps."""
@@ -69,11 +69,8 @@ def total_work(reports) -> Work:
 
     ``None`` reports, from explicit steps, count nothing.
     """
-    total = Work()
-    for report in reports:
-        if report is not None:
-            total = total + report.work
-    return total
+    works = [report.work for report in reports if report is not None]
+    return Work(*(sum(getattr(work, f.name) for work in works) for f in fields(Work)))
 
 
 class IntegrationError(RuntimeError):
