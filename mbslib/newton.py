@@ -462,10 +462,10 @@ def _newton_update(J, r: np.ndarray, linear_solver: str, rcond: float) -> np.nda
             raise ValueError("linear_solver='lstsq' needs the Newton matrix; the jacobian returned an object that "
                              "only solves (a scheme's own elimination)")
         return np.linalg.lstsq(J.toarray() if sp.issparse(J) else J, r, rcond=rcond)[0]
+    if hasattr(J, "solve"):  # before the check for scipy.sparse, the commonest case of the schemes' steps
+        return J.solve(r)
     if sp.issparse(J):
         return sparse_solve(J, r)
-    if hasattr(J, "solve"):
-        return J.solve(r)
     return np.linalg.solve(J, r)
 
 
@@ -539,7 +539,7 @@ def newton_solve(
 
     def counted_residual(x):
         count["residual"] += 1
-        return residual(x)
+        return np.asarray(residual(x), dtype=float)
 
     def update(x, r, history):
         count["jacobian"] += 1
@@ -550,21 +550,21 @@ def newton_solve(
             what = "singular Jacobian" if linear_solver == "lu" else "least-squares update failed"
             raise NewtonError(f"{what} ({exc})", history, t=t) from None
 
-    def max_norm(x):
-        r = np.asarray(counted_residual(x), dtype=float)
-        return r, (float(np.max(np.abs(r))) if r.size else 0.0)
+    def max_norm(r):
+        return float(np.abs(r).max()) if r.size else 0.0
 
     x = np.array(x0, dtype=float)
     history: list[float] = []
     for n_iter in range(max_iter + 1):
-        r, norm = max_norm(x)
+        r = counted_residual(x)
+        norm = max_norm(r)
         history.append(norm)
         if not np.isfinite(norm):
             raise NewtonError("residual is not finite", history, t=t)
         if norm <= tol:
             if extra_update:
                 x = update(x, r, history)
-                history.append(max_norm(x)[1])
+                history.append(max_norm(counted_residual(x)))
                 n_iter += 1
             return x, NewtonReport(True, n_iter, tuple(history), n_residual=count["residual"],
                                    n_jacobian=count["jacobian"], n_factorisations=count["jacobian"])

@@ -132,28 +132,13 @@ def exp_s3(theta) -> np.ndarray:
     return np.concatenate([[np.cos(angle / 2)], 0.5 * np.sinc(angle / (2 * np.pi)) * theta])
 
 
-def exp_s3_with_jacobian(theta) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`exp_s3` and its derivative with respect to the rotation vector (40).
-
-    With ``θ = |ϑ|`` and ``s(θ) = sin(θ/2)/θ``: ``e(ϑ) = (cos(θ/2), s ϑ)``,
-    ``∂e0/∂ϑ = -½ sin(θ/2) ϑᵀ/θ`` and ``∂e_vec/∂ϑ = s I + (s'/θ) ϑϑᵀ`` with
-    ``s'/θ = (½θ cos(θ/2) - sin(θ/2))/θ³``; Taylor series are used for ``θ < 1e-4``.
-    Used to parametrize ``q^{n+1} = e(ϑ)∘q^n`` (105) by an unconstrained ϑ.
-
-    Parameters
-    ----------
-    theta : array_like, shape (3,)
-        Rotation vector ϑ.
-
-    Returns
-    -------
-    e : ndarray, shape (4,)
-        ``exp_s3(theta)`` (the value is computed by :func:`exp_s3` itself).
-    D : ndarray, shape (4, 3)
-        ``∂e/∂ϑ``.
-    """
-    theta = np.asarray(theta, dtype=float)
+@numba.njit(cache=True)
+def _exp_s3_with_jacobian(theta):
+    """:func:`exp_s3_with_jacobian` compiled, the value by :func:`exp_s3`'s formula."""
     a = np.linalg.norm(theta)
+    e = np.empty(4)
+    e[0] = np.cos(a / 2)
+    e[1:] = 0.5 * np.sinc(a / (2 * np.pi)) * theta
     if a < 1e-4:
         s = 0.5 - a**2 / 48.0
         ds_over = -1.0 / 24.0 + a**2 / 960.0
@@ -165,7 +150,31 @@ def exp_s3_with_jacobian(theta) -> tuple[np.ndarray, np.ndarray]:
     D = np.empty((4, 3))
     D[0] = -half_sin_over * theta
     D[1:] = s * np.eye(3) + ds_over * np.outer(theta, theta)
-    return exp_s3(theta), D
+    return e, D
+
+
+def exp_s3_with_jacobian(theta) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`exp_s3` and its derivative with respect to the rotation vector (40).
+
+    With ``θ = |ϑ|`` and ``s(θ) = sin(θ/2)/θ``: ``e(ϑ) = (cos(θ/2), s ϑ)``,
+    ``∂e0/∂ϑ = -½ sin(θ/2) ϑᵀ/θ`` and ``∂e_vec/∂ϑ = s I + (s'/θ) ϑϑᵀ`` with
+    ``s'/θ = (½θ cos(θ/2) - sin(θ/2))/θ³``; Taylor series are used for ``θ < 1e-4``.
+    Used to parametrize ``q^{n+1} = e(ϑ)∘q^n`` (105) by an unconstrained ϑ; compiled, so that
+    Null-EML's compiled residual calls it.
+
+    Parameters
+    ----------
+    theta : array_like, shape (3,)
+        Rotation vector ϑ.
+
+    Returns
+    -------
+    e : ndarray, shape (4,)
+        ``exp_s3(theta)`` (by its formula).
+    D : ndarray, shape (4, 3)
+        ``∂e/∂ϑ``.
+    """
+    return _exp_s3_with_jacobian(np.asarray(theta, dtype=float))
 
 
 def from_rotvec(theta) -> np.ndarray:
@@ -242,6 +251,32 @@ def _put_G(q, out):
 
 
 @numba.njit(cache=True)
+def _put_E(q, out):
+    """``out = E(q) = [-q_vec, q0 I + q̂]`` (35b), (3, 4): :func:`E` inside compiled loops."""
+    out[0, 0], out[0, 1], out[0, 2], out[0, 3] = -q[1], q[0], -q[3], q[2]
+    out[1, 0], out[1, 1], out[1, 2], out[1, 3] = -q[2], q[3], q[0], -q[1]
+    out[2, 0], out[2, 1], out[2, 2], out[2, 3] = -q[3], -q[2], q[1], q[0]
+
+
+@numba.njit(cache=True)
+def _Ql(a):
+    """``Q_l(a) = [a, G(a)ᵀ]`` (33a), (4, 4): :func:`Ql` inside compiled code."""
+    Ga, out = np.empty((3, 4)), np.empty((4, 4))
+    _put_G(a, Ga)
+    out[:, 0], out[:, 1:] = a, Ga.T
+    return out
+
+
+@numba.njit(cache=True)
+def _Qr(b):
+    """``Q_r(b) = [b, E(b)ᵀ]`` (33b), (4, 4): :func:`Qr` inside compiled code."""
+    Eb, out = np.empty((3, 4)), np.empty((4, 4))
+    _put_E(b, Eb)
+    out[:, 0], out[:, 1:] = b, Eb.T
+    return out
+
+
+@numba.njit(cache=True)
 def _put_minus(b, out):
     """``out = b⁻ = [[0, -bᵀ], [b, -b̂]]`` (34), (4, 4): :func:`minus` inside compiled loops."""
     out[0, 0], out[0, 1], out[0, 2], out[0, 3] = 0.0, -b[0], -b[1], -b[2]
@@ -298,10 +333,13 @@ def _kinetic_blocks(Jp, q0, q1, v0, v1):
 
 def _kinetic_parts(J, q0, q1, v0, v1, scale) -> KineticParts:
     """:func:`_kinetic_blocks` of one body or a stack (leading axes kept), Jacobians times ``scale``."""
-    J = np.asarray(J, dtype=float)
+    J, q0, q1, v0, v1 = (np.asarray(x, dtype=float) for x in (J, q0, q1, v0, v1))
+    if J.ndim == q0.ndim == q1.ndim == v0.ndim == v1.ndim == 1:  # one body: no broadcasting
+        Tq, Tv, *jacobians = _kinetic_blocks(*(x.reshape(1, -1) for x in (J, q0, q1, v0, v1)))
+        return KineticParts(Tq[0], Tv[0], *(scale * A[0] for A in jacobians))
     lead = np.broadcast_shapes(J.shape[:-1], *(np.shape(x)[:-1] for x in (q0, q1, v0, v1)))
-    stack = [np.ascontiguousarray(np.broadcast_to(x, lead + x.shape[-1:]), dtype=float).reshape(-1, x.shape[-1])
-             for x in (J, np.asarray(q0), np.asarray(q1), np.asarray(v0), np.asarray(v1))]
+    stack = [np.ascontiguousarray(np.broadcast_to(x, lead + x.shape[-1:])).reshape(-1, x.shape[-1])
+             for x in (J, q0, q1, v0, v1)]
     Tq, Tv, *jacobians = _kinetic_blocks(*stack)
     return KineticParts(Tq.reshape(lead + (4,)), Tv.reshape(lead + (4,)),
                         *(scale * A.reshape(lead + (4, 4)) for A in jacobians))

@@ -374,3 +374,14 @@ def test_kinetic_energy_is_blind_to_the_velocity_along_q():
     for a in (0.0, 1.0, -7.5):
         assert fb.kinetic_energy(q, v + a * q) == pytest.approx(fb.kinetic_energy(q, v), rel=1e-13)
         assert np.allclose(G(q) @ (v + a * q), G(q) @ v, atol=1e-13)
+
+
+def test_dense_newton_matrices_solve_by_lapack_and_name_a_zero_pivot():
+    """The dense Newton matrices of the schemes are solved by LAPACK's LU (the update of
+    numpy.linalg.solve to round-off); an exactly singular one raises, naming the unknown."""
+    K, r = RNG.standard_normal((9, 9)) + 5.0 * np.eye(9), RNG.standard_normal(9)
+    np.testing.assert_allclose(L._DenseLU(K).solve(r), np.linalg.solve(K, r), rtol=1e-13)
+    singular = K.copy()
+    singular[:, 4] = 0.0
+    with pytest.raises(np.linalg.LinAlgError, match="zero pivot at unknown 4"):
+        L._DenseLU(singular).solve(r)

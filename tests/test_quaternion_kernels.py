@@ -17,8 +17,12 @@ from mbslib.newton import NewtonError, fd_jacobian
 from mbslib.quaternions import (
     E,
     G,
+    Ql,
+    Qr,
     _put_G,
     _put_minus,
+    _Ql,
+    _Qr,
     angular_momentum,
     mass_matrix_4,
     minus,
@@ -55,6 +59,13 @@ def test_the_quaternion_matrices_of_the_kernels_are_those_of_mbslib_quaternions(
             out = np.empty(shape)
             put(q if shape == (3, 4) else q[1:], out)
             np.testing.assert_array_equal(out, reference)
+
+
+def test_compiled_quaternion_products_are_those_of_mbslib_quaternions():
+    for q in RNG.standard_normal((5, 4)):
+        np.testing.assert_array_equal(_Ql(q), Ql(q))
+        np.testing.assert_array_equal(_Qr(q), Qr(q))
+        np.testing.assert_array_equal(livens._A(q), np.vstack([q, -G(q)]))  # ∂(Q_l(q)ᵀx)/∂q at x = q
 
 
 def test_body_points_and_their_jacobians():
@@ -132,6 +143,21 @@ def test_system_jacobians_match_finite_differences(model):
     for residual, jacobian in ((livens.residual_eml, livens.jacobian_eml), (livens.residual_mpl, livens.jacobian_mpl)):
         K = jacobian(system, x_n, x_n1, 1e-2, 0.3, sparse=True).toarray()
         assert rel(K, fd_jacobian(lambda z, residual=residual: residual(system, x_n, z, 1e-2, 0.3), x_n1)) < 1e-7
+
+
+@pytest.mark.parametrize("model", [chain(3), forced_chain(4)], ids=["chain", "spring-damper and torque"])
+def test_dense_system_matrices_are_the_sparse_ones_bit_for_bit(model):
+    """The compiled dense evaluations (one call each) give the values of the sparse assembly."""
+    system = fq.QuaternionSystem(model)
+    q0, _, v0, lam = livens.split_state(system, perturbed(system))
+    q1, _, v1, _ = livens.split_state(system, perturbed(system))
+    pairs = [*zip(system.dg_kinetic(q0, q1, v0, v1), system.dg_kinetic(q0, q1, v0, v1, sparse=True), strict=True),
+             *zip(system.grad_kinetic(q1, v1), system.grad_kinetic(q1, v1, sparse=True), strict=True),
+             (system.constraint_jacobian(q1), system.constraint_jacobian(q1, sparse=True)),
+             (system.constraint_hessian(q1, lam), system.constraint_hessian(q1, lam, sparse=True))]
+    for dense, sparse in pairs:
+        assert isinstance(dense, np.ndarray)
+        np.testing.assert_array_equal(dense, sparse if isinstance(sparse, np.ndarray) else sparse.toarray())
 
 
 def test_a_chain_newton_matrix_lies_in_a_band_of_ten_in_the_systems_order():

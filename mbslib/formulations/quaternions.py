@@ -45,6 +45,7 @@ from mbslib.quaternions import (
     G,
     KineticParts,
     _kinetic_blocks,
+    _put_E,
     _put_G,
     _put_minus,
     _times,
@@ -62,14 +63,6 @@ from mbslib.validation import vector
 
 
 # -- compiled per-joint-end blocks (tested against mbslib.quaternions) -------------------------------
-@numba.njit(cache=True)
-def _put_E(q, out):
-    """``out = E(q) = [-q_vec, q0 I + q̂]`` (35b), (3, 4)."""
-    out[0, 0], out[0, 1], out[0, 2], out[0, 3] = -q[1], q[0], -q[3], q[2]
-    out[1, 0], out[1, 1], out[1, 2], out[1, 3] = -q[2], q[3], q[0], -q[1]
-    out[2, 0], out[2, 1], out[2, 2], out[2, 3] = -q[3], -q[2], q[1], q[0]
-
-
 @numba.njit(cache=True)
 def _put_plus(a, out):
     """``out = a⁺ = [[0, -aᵀ], [a, â]]`` (34), (4, 4)."""
@@ -123,6 +116,77 @@ def _end_hessians(lever, mu):
                 for l in range(4):
                     acc += lever[k, i, l] * mu_plus[l, j]
                 out[k, i, j] = acc
+    return out
+
+
+@numba.njit(cache=True)
+def _dense_kinetic(Jp, masses, q0, q1, v0, v1, scale):
+    """The kinetic parts of :meth:`QuaternionSystem.dg_kinetic` (7 coordinates per body, Jacobians
+    times ``scale``) as dense vectors (n,) and matrices (n, n): ``½ m |v_φ|²`` per body (its
+    discrete derivative the midpoint one) and the quaternion blocks of
+    :func:`mbslib.quaternions._kinetic_blocks`."""
+    N = masses.size
+    n = 7 * N
+    quat = [x.reshape(N, 7)[:, 3:] for x in (q0, q1, v0, v1)]
+    Tq_b, Tv_b, Tq_q_b, Tq_v_b, Tv_q_b, Tv_v_b = _kinetic_blocks(Jp, quat[0], quat[1], quat[2], quat[3])
+    Tq, Tv = np.zeros(n), np.zeros(n)
+    Tq_q, Tq_v, Tv_q, Tv_v = np.zeros((n, n)), np.zeros((n, n)), np.zeros((n, n)), np.zeros((n, n))
+    for a in range(N):
+        t, r = 7 * a, 7 * a + 3
+        for i in range(3):
+            Tv[t + i] = 0.5 * masses[a] * (v0[t + i] + v1[t + i])
+            Tv_v[t + i, t + i] = scale * (0.5 * masses[a])
+        Tq[r:r + 4], Tv[r:r + 4] = Tq_b[a], Tv_b[a]
+        Tq_q[r:r + 4, r:r + 4], Tq_v[r:r + 4, r:r + 4] = scale * Tq_q_b[a], scale * Tq_v_b[a]
+        Tv_q[r:r + 4, r:r + 4], Tv_v[r:r + 4, r:r + 4] = scale * Tv_q_b[a], scale * Tv_v_b[a]
+    return Tq, Tv, Tq_q, Tq_v, Tv_q, Tv_v
+
+
+@numba.njit(cache=True)
+def _dense_constraints(q, n_bodies, ground, joint, sign, body, X):
+    """``g(q)`` of :meth:`QuaternionSystem.constraint`: ``½(q_a·q_a − 1)`` per body, then per
+    joint its ground points ``ground`` (J, 3) plus ``±(φ + R(q)X)`` of its body ends (``joint``,
+    ``sign``, ``body``, ``X``: the ends on bodies, joint by joint)."""
+    g, ends = np.empty(n_bodies + 3 * ground.shape[0]), np.zeros(ground.shape)
+    for a in range(n_bodies):
+        quat = q[7 * a + 3:7 * a + 7]
+        g[a] = 0.5 * (quat @ quat - 1.0)
+    points = _body_points(q, body, X)[0]
+    for k in range(body.size):
+        ends[joint[k]] += sign[k] * points[k]
+    g[n_bodies:] = (ground + ends).ravel()
+    return g
+
+
+@numba.njit(cache=True)
+def _dense_constraint_jacobian(q, n_bodies, m, joint, sign, body, X):
+    """``∇g(q)`` of :meth:`QuaternionSystem.constraint_jacobian` as a dense (m, n) array."""
+    out = np.zeros((m, 7 * n_bodies))
+    for a in range(n_bodies):
+        out[a, 7 * a + 3:7 * a + 7] = q[7 * a + 3:7 * a + 7]
+    turned = _body_points(q, body, X)[1]
+    for k in range(body.size):
+        row, col = n_bodies + 3 * joint[k], 7 * body[k]
+        for i in range(3):
+            out[row + i, col + i] += sign[k]
+            out[row + i, col + 3:col + 7] += sign[k] * turned[k, i]
+    return out
+
+
+@numba.njit(cache=True)
+def _dense_constraint_hessian(lam, n_bodies, joint, body, lever):
+    """``Σ λ_k ∇²g_k`` of :meth:`QuaternionSystem.constraint_hessian` as a dense (n, n) array."""
+    out = np.zeros((7 * n_bodies, 7 * n_bodies))
+    for a in range(n_bodies):
+        for i in range(7 * a + 3, 7 * a + 7):
+            out[i, i] = lam[a]
+    mu = np.empty((body.size, 3))
+    for k in range(body.size):
+        mu[k] = lam[n_bodies + 3 * joint[k]:n_bodies + 3 * joint[k] + 3]
+    hessians = _end_hessians(lever, mu)
+    for k in range(body.size):
+        at = 7 * body[k] + 3
+        out[at:at + 4, at:at + 4] += hessians[k]
     return out
 
 
@@ -243,10 +307,8 @@ class QuaternionSystem:
         self._end_identity = ends.sign[:, None, None] * np.eye(3)
         self._end_lever = (ends.sign * 2.0)[:, None, None] * _transpose(minus(ends.X))
         self._mass_identity = self.masses[:, None, None] * np.eye(3)
-        # g of the joints: the ground points' part, and where each joint's body ends start (end b is
-        # always on a body: a model's joints take the ground as body_a only)
-        self._ground_points = self._ends.a.ground - self._ends.b.ground
-        self._first_end = np.searchsorted(ends.joint, np.arange(len(self.joints)))
+        # g of the joints: the ground points' part (J, 3)
+        self._ground_points = (self._ends.a.ground - self._ends.b.ground).reshape(-1, 3)
         # the unknowns (q, λ) of a Newton system body by body: the rows of the joints whose later
         # body it is, its coordinates, its unit constraint (a chain's matrix: a band of 10 + 10)
         later = np.maximum(*(np.where(e.on_body, e.body, -1) for e in (self._ends.a, self._ends.b)))
@@ -279,7 +341,9 @@ class QuaternionSystem:
     def _assemble(self, q0, q1, v0, v1, scale, sparse) -> KineticParts:
         """The kinetic parts of all bodies from their discrete derivatives (87)–(88) (the compiled
         kernel of :func:`mbslib.quaternions.quat_dg_kinetic`), the Jacobians times ``scale``:
-        vectors (n,) and four block-diagonal (n, n) Jacobians."""
+        vectors (n,) and four block-diagonal (n, n) Jacobians (dense: one compiled call)."""
+        if not sparse:
+            return KineticParts(*_dense_kinetic(self._Jp, self.masses, q0, q1, v0, v1, scale))
         T, R, m = self._T, self._R, self.masses[:, None]
         Tq, Tv = np.zeros(self.n), np.zeros(self.n)
         Tv[T] = 0.5 * m * (v0[T] + v1[T])  # ½ m |v_φ|² is quadratic: its discrete derivative the midpoint one
@@ -393,23 +457,26 @@ class QuaternionSystem:
 
     # -- constraints ------------------------------------------------------------------------------
     def constraint(self, q) -> np.ndarray:
-        quat = q[self._R]
-        unit = 0.5 * (np.einsum("ij,ij->i", quat, quat) - 1.0)  # q·q of every body
-        ends, joints = self._ends.on_bodies, self._ground_points
-        if self.joints:  # g = p_a − p_b: the ground points, and the body ends' φ + R(q)X, joint by joint
-            points = ends.sign[:, None] * _body_points(q, ends.body, ends.X)[0]
-            joints = joints + np.add.reduceat(points, self._first_end, axis=0)
-        return np.concatenate([unit, joints.ravel()])
+        """``g(q)``: ``½(q_a·q_a − 1)`` per body (30), ``p_a − p_b`` per joint (one compiled call)."""
+        ends = self._ends.on_bodies
+        return _dense_constraints(q, self.N, self._ground_points, ends.joint, ends.sign, ends.body, ends.X)
 
     def constraint_jacobian(self, q, *, sparse: bool = False):
-        """``∇g(q)``, shape (m, n): ``q_aᵀ`` per unit constraint, ``±[I, ∂(R(q)X)/∂q]`` per joint end."""
+        """``∇g(q)``, shape (m, n): ``q_aᵀ`` per unit constraint, ``±[I, ∂(R(q)X)/∂q]`` per joint end
+        (dense: one compiled call)."""
         ends = self._ends.on_bodies
+        if not sparse:
+            return _dense_constraint_jacobian(q, self.N, self.m, ends.joint, ends.sign, ends.body, ends.X)
         turned = ends.sign[:, None, None] * _body_points(q, ends.body, ends.X)[1]
         return self._patterns["jacobian"].matrix([q[self._R][:, None, :], self._end_identity, turned], sparse)
 
     def constraint_hessian(self, q, lam, *, sparse: bool = False):
-        """``Σ λ_k ∇²g_k``: ``λ_a I₄`` per unit constraint, ``±2 X̄ᵀ μ⁺`` per joint end (constant)."""
-        mu = lam[self.N:].reshape(-1, 3)[self._ends.on_bodies.joint]
+        """``Σ λ_k ∇²g_k``: ``λ_a I₄`` per unit constraint, ``±2 X̄ᵀ μ⁺`` per joint end (constant;
+        dense: one compiled call)."""
+        ends = self._ends.on_bodies
+        if not sparse:
+            return _dense_constraint_hessian(lam, self.N, ends.joint, ends.body, self._end_lever)
+        mu = lam[self.N:].reshape(-1, 3)[ends.joint]
         return self._patterns["hessian"].matrix([lam[: self.N, None, None] * _EYE4, _end_hessians(self._end_lever, mu)],
                                                 sparse)
 

@@ -47,11 +47,22 @@ import functools
 from dataclasses import dataclass, replace
 from typing import Protocol, runtime_checkable
 
+import numba
 import numpy as np
 import scipy.sparse as sp
+from scipy.linalg.lapack import dgesv
 
 from mbslib.newton import BandedBlocks, NewtonError, NewtonReport, Triplets, block_matrix, newton_solve, sparse_solve
-from mbslib.quaternions import G, KineticParts, Ql, Qr, exp_s3_with_jacobian, minus
+from mbslib.quaternions import (
+    KineticParts,
+    Ql,
+    _exp_s3_with_jacobian,
+    _kinetic_blocks,
+    _put_G,
+    _put_minus,
+    _Ql,
+    _Qr,
+)
 from mbslib.validation import positive
 
 # ---------------------------------------------------------------------------------------------
@@ -405,9 +416,24 @@ def _sparse_newton_matrix(blocks, sizes, order):
     return block_matrix(blocks, sizes, True) if order is None else BandedBlocks(blocks, sizes, order)
 
 
+class _DenseLU:
+    """A dense Newton matrix ``K`` that solves itself by LAPACK's LU (``dgesv``), without the checks
+    of :func:`numpy.linalg.solve` on every call (a step of a single body spends its time in them)."""
+
+    def __init__(self, K):
+        self.K = K
+
+    def solve(self, r: np.ndarray) -> np.ndarray:
+        _, _, dx, info = dgesv(self.K, r)
+        if info > 0:  # LAPACK counts the unknowns from 1
+            raise np.linalg.LinAlgError(f"LU: zero pivot at unknown {info - 1}")
+        return dx
+
+
 def _solve_shared(equations, x0, t, kind):
-    """:func:`_solve` for ``equations(z) -> (R, newton_matrix)``: the Newton matrix at an
-    iterate is built from the evaluations of its residual (Newton asks for both at one iterate)."""
+    """:func:`_solve` for ``equations(z) -> (R, K)``, ``K`` the Newton matrix or a function
+    building it: the Newton matrix at an iterate comes from the evaluation of its residual (Newton
+    asks for both at one iterate); a dense one is solved by :class:`_DenseLU`."""
     last = {}
 
     def residual(z):
@@ -415,7 +441,9 @@ def _solve_shared(equations, x0, t, kind):
         return R
 
     def jacobian(z):
-        return last["matrix"]() if last.get("z") is z else equations(z)[1]()
+        K = last["matrix"] if last.get("z") is z else equations(z)[1]
+        K = K() if callable(K) else K
+        return _DenseLU(K) if isinstance(K, np.ndarray) else K
 
     return _solve(residual, x0, jacobian, t, kind)
 
@@ -520,37 +548,51 @@ def step_reml(system: LivensSystem, x_n, h, t=0.0, jacobian="analytic", sparse=N
 # ---------------------------------------------------------------------------------------------
 
 
-def _null_equations(system: LivensSystem, x_n, theta, h, t, with_jacobian):
-    """Projected residual (104) ``G(q^{n+1/2})[p1 - p0 - h∂̄_qT + h∇̄V]`` with
-    ``q^{n+1} = exp(ϑ)∘q^n`` (105) and v, p from (101)–(102); 3 equations."""
-    q0, p0, v0, _ = split_state(system, x_n)
-    e, De = exp_s3_with_jacobian(theta)
-    Rq0 = Qr(q0)
-    q1 = Rq0 @ e
+@numba.njit(cache=True)
+def _null_increment(q0, theta):
+    """``q^{n+1} = exp(ϑ)∘q^n = Q_r(q^n) e(ϑ)`` (105) and its derivative ``Q_r(q^n) ∂e/∂ϑ`` (4, 3)."""
+    e, De = _exp_s3_with_jacobian(theta)
+    Rq0 = _Qr(q0)
+    return Rq0 @ e, Rq0 @ De
+
+
+@numba.njit(cache=True)
+def _null_kernel(Jp, q0, p0, v0, q1, dq1, h, Vb, Vb_q):
+    """Projected residual (104), the bracket ``r`` it projects and the Jacobian in ϑ (``dq1 =
+    ∂q^{n+1}/∂ϑ``), for a body of principal inertias ``Jp`` and the potential's DG ``Vb, Vb_q``."""
     qm = 0.5 * (q0 + q1)
-    v1 = 2.0 / h * (q1 - q0) - v0
-    k = system.dg_kinetic(q0, q1, v0, v1)
-    Vb, Vb_q = system.dg_potential(q0, q1)
-    r = 2.0 * k.Tv - 2.0 * p0 - h * k.Tq + h * Vb
-    Gm = G(qm)
-    R = Gm @ r
-    if not with_jacobian:
-        return R, r, q1
+    v1 = 2.0 / h * (q1 - q0) - v0  # (101)
+    Tq, Tv, Tq_q, Tq_v, Tv_q, Tv_v = _kinetic_blocks(Jp.reshape(1, 3), q0.reshape(1, 4), q1.reshape(1, 4),
+                                                     v0.reshape(1, 4), v1.reshape(1, 4))
+    r = 2.0 * Tv[0] - 2.0 * p0 - h * Tq[0] + h * Vb
+    Gm, Gr = np.empty((3, 4)), np.empty((3, 4))
+    _put_G(qm, Gm)
+    _put_G(r, Gr)
     dv = 2.0 / h
-    dr = 2.0 * (k.Tv_q + dv * k.Tv_v) - h * (k.Tq_q + dv * k.Tq_v) + h * Vb_q
+    dr = 2.0 * (Tv_q[0] + dv * Tv_v[0]) - h * (Tq_q[0] + dv * Tq_v[0]) + h * Vb_q
     # d(G(qm) r)/dq1 = G(qm) dr/dq1 - ½ G(r)  (G(a)b = -G(b)a)
-    K = (Gm @ dr - 0.5 * G(r)) @ (Rq0 @ De)
-    return R, K
+    return Gm @ r, r, (Gm @ dr - 0.5 * Gr) @ dq1
+
+
+def _null_equations(system: QuaternionBodySystem, x_n, theta, h):
+    """Projected residual (104) ``G(q^{n+1/2})[p1 - p0 - h∂̄_qT + h∇̄V]`` with
+    ``q^{n+1} = exp(ϑ)∘q^n`` (105) and v, p from (101)–(102); 3 equations. Returns the residual,
+    its Jacobian in ϑ, the bracket ``r`` and ``q^{n+1}`` (one compiled evaluation of (87)–(88))."""
+    q0, p0, v0, _ = split_state(system, x_n)
+    q1, dq1 = _null_increment(q0, theta)
+    Vb, Vb_q = system.dg_potential(q0, q1)
+    R, r, K = _null_kernel(system.Jv, q0, p0, v0, q1, dq1, h, Vb, Vb_q)
+    return R, K, r, q1
 
 
 def residual_null_eml(system: LivensSystem, x_n, theta, h, t=0.0) -> np.ndarray:
     """Residual of Null-EML (104) in the rotation increment ``ϑ``, shape (3,)."""
-    return _null_equations(system, x_n, theta, h, t, False)[0]
+    return _null_equations(system, x_n, np.asarray(theta, dtype=float), h)[0]
 
 
 def jacobian_null_eml(system: LivensSystem, x_n, theta, h, t=0.0) -> np.ndarray:
     """Analytic Jacobian of :func:`residual_null_eml`, shape (3, 3)."""
-    return _null_equations(system, x_n, theta, h, t, True)[1]
+    return _null_equations(system, x_n, np.asarray(theta, dtype=float), h)[1]
 
 
 def step_null_eml(system: LivensSystem, x_n, h, t=0.0, jacobian="analytic"):
@@ -559,18 +601,13 @@ def step_null_eml(system: LivensSystem, x_n, h, t=0.0, jacobian="analytic"):
     λ is not needed; it is recovered from the q^{n+1/2}-component of (86b),
     ``λ = -q^{n+1/2}·r / (h |q^{n+1/2}|²)``, so that the returned state matches EML's.
     """
-    if system.n != 4 or system.m != 1 or system.external_force(np.zeros(4), np.zeros(4), t) is not None:
-        raise ValueError("system must be a single unforced quaternion body (n = 4, m = 1)")
+    if (system.n != 4 or system.m != 1 or not hasattr(system, "Jv")
+            or system.external_force(np.zeros(4), np.zeros(4), t) is not None):
+        raise ValueError("system must be a single unforced quaternion body (n = 4, m = 1, principal inertias Jv)")
     positive(h=h)
     x_n = np.asarray(x_n, dtype=float)
-    theta, rep = _solve(
-        lambda z: residual_null_eml(system, x_n, z, h, t),
-        np.zeros(3),
-        lambda z: jacobian_null_eml(system, x_n, z, h, t),
-        t,
-        jacobian,
-    )
-    _, r, q1 = _null_equations(system, x_n, theta, h, t, False)
+    theta, rep = _solve_shared(lambda z: _null_equations(system, x_n, z, h)[:2], np.zeros(3), t, jacobian)
+    _, _, r, q1 = _null_equations(system, x_n, theta, h)
     rep = replace(rep, n_residual=rep.n_residual + 1)  # the evaluation above, which recovers λ
     qm = 0.5 * (x_n[:4] + q1)
     lam = -(qm @ r) / (h * qm @ qm)
@@ -595,9 +632,13 @@ def regular_mass_matrix(system: QuaternionBodySystem, q) -> np.ndarray:
     return 4.0 * L @ (_J4(system)[:, None] * L.T)
 
 
-def _A(x) -> np.ndarray:
+@numba.njit(cache=True)
+def _A(x):
     """``∂(Q_l(q)ᵀx)/∂q = [xᵀ; -G(x)]`` (4, 4), since ``Q_l(q)ᵀx = [q·x; G(q)x]``."""
-    return np.vstack([x, -G(x)])
+    Gx, out = np.empty((3, 4)), np.empty((4, 4))
+    _put_G(x, Gx)
+    out[0], out[1:] = x, -Gx
+    return out
 
 
 def hamiltonian(system: QuaternionBodySystem, q, p, inverse="analytic") -> float:
@@ -620,105 +661,116 @@ def hamiltonian_initial_state(system: QuaternionBodySystem, x_livens) -> np.ndar
     return np.concatenate([q, p, lam])
 
 
-def _emh_equations(system: QuaternionBodySystem, x_n, x_n1, h, t, with_jacobian):
-    """EMH residual (App. D, reconstructed; the authors' code `EMS_std`), unknowns ``[q1, p1, λ]``.
+@numba.njit(cache=True)
+def _emh_kernel(J4, q0, p0, q1, p1, lam, h, Vb, Vb_q):
+    """EMH residual (App. D, reconstructed; the authors' code `EMS_std`) and its Jacobian in the
+    unknowns ``[q1, p1, λ]``, for ``J4`` (140) and the potential's DG ``Vb, Vb_q``.
 
     ``π^{n+1/2} = ½(Q_l(q0)ᵀp0 + Q_l(q1)ᵀp1)``, ``w = ¼ J4⁻¹ π^{n+1/2}`` (DG of ``T̃* = ⅛ π·J4⁻¹π``)
     R1 = q1 - q0 - h Q_l(q^{n+1/2}) w
     R2 = p1 - p0 + h [p^{n+1/2}, -G(p^{n+1/2})ᵀ] w + h ∇̄V + h λ q^{n+1/2}
     R3 = ½(q1·q1 - 1)
     """
-    q0, p0, q1, p1, lam = x_n[:4], x_n[4:8], x_n1[:4], x_n1[4:8], x_n1[8]
-    J4 = _J4(system)
     qm, pm = 0.5 * (q0 + q1), 0.5 * (p0 + p1)
-    w = 0.125 * (Ql(q0).T @ p0 + Ql(q1).T @ p1) / J4
-    Vb, Vb_q = system.dg_potential(q0, q1)
-    Apm = _A(pm)
-    R1 = q1 - q0 - h * Ql(qm) @ w
-    R2 = p1 - p0 + h * Apm.T @ w + h * Vb + h * lam * qm
-    R = np.concatenate([R1, R2, [0.5 * (q1 @ q1 - 1.0)]])
-    if not with_jacobian:
-        return R
-    dw_q = 0.125 * _A(p1) / J4[:, None]
-    dw_p = 0.125 * Ql(q1).T / J4[:, None]
-    K = np.zeros((9, 9))
-    I = np.eye(4)
-    K[:4, :4] = I - h * (0.5 * Qr(w) + Ql(qm) @ dw_q)
-    K[:4, 4:8] = -h * Ql(qm) @ dw_p
+    w = 0.125 * (_Ql(q0).T @ p0 + _Ql(q1).T @ p1) / J4
+    Lm, Apm, J4c = _Ql(qm), _A(pm), J4.reshape(4, 1)
+    R = np.empty(9)
+    R[:4] = q1 - q0 - h * Lm @ w
+    R[4:8] = p1 - p0 + h * Apm.T @ w + h * Vb + h * lam * qm
+    R[8] = 0.5 * (q1 @ q1 - 1.0)
+    dw_q = 0.125 * _A(p1) / J4c
+    dw_p = 0.125 * _Ql(q1).T / J4c
+    K, I, w_minus = np.zeros((9, 9)), np.eye(4), np.empty((4, 4))
+    _put_minus(w[1:], w_minus)
+    K[:4, :4] = I - h * (0.5 * _Qr(w) + Lm @ dw_q)
+    K[:4, 4:8] = -h * Lm @ dw_p
     # Aᵀ(p) w = w0 p - G(p)ᵀ w_vec = (w0 I - w_vec⁻) p
     K[4:8, :4] = h * Apm.T @ dw_q + h * Vb_q + 0.5 * h * lam * I
-    K[4:8, 4:8] = I + h * (0.5 * (w[0] * I - minus(w[1:])) + Apm.T @ dw_p)
+    K[4:8, 4:8] = I + h * (0.5 * (w[0] * I - w_minus) + Apm.T @ dw_p)
     K[4:8, 8] = h * qm
     K[8, :4] = q1
     return R, K
 
 
-def _mph_equations(system: QuaternionBodySystem, x_n, x_n1, h, t, with_jacobian, inverse):
-    """MPH residual (the authors' code `MP_std`), unknowns ``[q1, p1, λ]``.
+def _emh_equations(system: QuaternionBodySystem, x_n, x_n1, h, J4=None):
+    """EMH residual and its Jacobian (:func:`_emh_kernel`) at ``x_n1 = [q1, p1, λ]`` (``J4``:
+    :func:`_J4` of the system, computed if not given)."""
+    q0, p0, q1, p1, lam = x_n[:4], x_n[4:8], x_n1[:4], x_n1[4:8], x_n1[8]
+    return _emh_kernel(_J4(system) if J4 is None else J4, q0, p0, q1, p1, lam, h, *system.dg_potential(q0, q1))
+
+
+@numba.njit(cache=True)
+def _mph_kernel(J4, q0, p0, q1, p1, lam, h, gradV, hessV, numerical):
+    """MPH residual (the authors' code `MP_std`) and its Jacobian in ``[q1, p1, λ]``, for ``J4``
+    and the potential's gradient and Hessian at ``q^{n+1/2}``.
 
     R1 = q1 - q0 - h M4(q^{n+1/2})⁻¹ p^{n+1/2}
     R2 = p1 - p0 + h ∂_qT*(q^{n+1/2}, p^{n+1/2}) + h ∇V(q^{n+1/2}) + h λ q^{n+1/2},
          ``∂_qT*(q, p) = ¼ Q_l(p) J4⁻¹ Q_l(p)ᵀ q``
     R3 = ½(q1·q1 - 1)
-    ``inverse="numerical"`` solves with M4(q^{n+1/2}) (``|q^{n+1/2}| < 1``, as the authors' code);
-    ``"analytic"`` uses ``¼ Q_l J4⁻¹ Q_lᵀ``.
+    ``numerical`` solves with M4(q^{n+1/2}) (``|q^{n+1/2}| < 1``, as the authors' code); else
+    ``¼ Q_l J4⁻¹ Q_lᵀ``.
     """
-    q0, p0, q1, p1, lam = x_n[:4], x_n[4:8], x_n1[:4], x_n1[4:8], x_n1[8]
-    J4 = _J4(system)
     qm, pm = 0.5 * (q0 + q1), 0.5 * (p0 + p1)
-    Lq, Lp = Ql(qm), Ql(pm)
-    if inverse == "numerical":
-        M = 4.0 * Lq @ (J4[:, None] * Lq.T)
-        vel = np.linalg.solve(M, pm)
-    else:
-        vel = 0.25 * Lq @ ((Lq.T @ pm) / J4)
+    Lq, Lp, J4c = _Ql(qm), _Ql(pm), J4.reshape(4, 1)
+    M = 4.0 * Lq @ (J4c * Lq.T)
+    vel = np.linalg.solve(M, pm) if numerical else 0.25 * Lq @ ((Lq.T @ pm) / J4)
     Tq = 0.25 * Lp @ ((Lp.T @ qm) / J4)
-    R1 = q1 - q0 - h * vel
-    R2 = p1 - p0 + h * Tq + h * system.grad_potential(qm) + h * lam * qm
-    R = np.concatenate([R1, R2, [0.5 * (q1 @ q1 - 1.0)]])
-    if not with_jacobian:
-        return R
+    R = np.empty(9)
+    R[:4] = q1 - q0 - h * vel
+    R[4:8] = p1 - p0 + h * Tq + h * gradV + h * lam * qm
+    R[8] = 0.5 * (q1 @ q1 - 1.0)
     I = np.eye(4)
-    if inverse == "numerical":
+    if numerical:
         # d(M x)/dq at fixed x = 4[Q_r(J4 Q_lᵀx) + Q_l J4 A(x)]; dv/dqm = -M⁻¹ that
-        dMx = 4.0 * (Qr(J4 * (Lq.T @ vel)) + Lq @ (J4[:, None] * _A(vel)))
+        dMx = 4.0 * (_Qr(J4 * (Lq.T @ vel)) + Lq @ (J4c * _A(vel)))
         dvel_q = -0.5 * np.linalg.solve(M, dMx)
         dvel_p = 0.5 * np.linalg.inv(M)
     else:
         y = (Lq.T @ pm) / J4
-        dvel_q = 0.125 * (Qr(y) + Lq @ (_A(pm) / J4[:, None]))
-        dvel_p = 0.125 * Lq @ (Lq.T / J4[:, None])
+        dvel_q = 0.125 * (_Qr(y) + Lq @ (_A(pm) / J4c))
+        dvel_p = 0.125 * Lq @ (Lq.T / J4c)
     z = (Lp.T @ qm) / J4
-    dTq_q = 0.125 * Lp @ (Lp.T / J4[:, None])
-    dTq_p = 0.125 * (Qr(z) + Lp @ (_A(qm) / J4[:, None]))
+    dTq_q = 0.125 * Lp @ (Lp.T / J4c)
+    dTq_p = 0.125 * (_Qr(z) + Lp @ (_A(qm) / J4c))
     K = np.zeros((9, 9))
     K[:4, :4] = I - h * dvel_q
     K[:4, 4:8] = -h * dvel_p
-    K[4:8, :4] = h * dTq_q + 0.5 * h * system.hess_potential(qm) + 0.5 * h * lam * I
+    K[4:8, :4] = h * dTq_q + 0.5 * h * hessV + 0.5 * h * lam * I
     K[4:8, 4:8] = I + h * dTq_p
     K[4:8, 8] = h * qm
     K[8, :4] = q1
     return R, K
 
 
+def _mph_equations(system: QuaternionBodySystem, x_n, x_n1, h, inverse, J4=None):
+    """MPH residual and its Jacobian (:func:`_mph_kernel`) at ``x_n1 = [q1, p1, λ]`` (``J4`` as in
+    :func:`_emh_equations`)."""
+    q0, p0, q1, p1, lam = x_n[:4], x_n[4:8], x_n1[:4], x_n1[4:8], x_n1[8]
+    qm = 0.5 * (q0 + q1)
+    J4 = _J4(system) if J4 is None else J4
+    return _mph_kernel(J4, q0, p0, q1, p1, lam, h, system.grad_potential(qm), system.hess_potential(qm),
+                       inverse == "numerical")
+
+
 def residual_emh(system: QuaternionBodySystem, x_n, x_n1, h, t=0.0) -> np.ndarray:
     """Residual of EMH, shape (9,)."""
-    return _emh_equations(system, x_n, x_n1, h, t, False)
+    return _emh_equations(system, x_n, np.asarray(x_n1, dtype=float), h)[0]
 
 
 def jacobian_emh(system: QuaternionBodySystem, x_n, x_n1, h, t=0.0) -> np.ndarray:
     """Analytic Jacobian of :func:`residual_emh`, shape (9, 9)."""
-    return _emh_equations(system, x_n, x_n1, h, t, True)[1]
+    return _emh_equations(system, x_n, np.asarray(x_n1, dtype=float), h)[1]
 
 
 def residual_mph(system: QuaternionBodySystem, x_n, x_n1, h, t=0.0, inverse="numerical") -> np.ndarray:
     """Residual of MPH, shape (9,)."""
-    return _mph_equations(system, x_n, x_n1, h, t, False, inverse)
+    return _mph_equations(system, x_n, np.asarray(x_n1, dtype=float), h, inverse)[0]
 
 
 def jacobian_mph(system: QuaternionBodySystem, x_n, x_n1, h, t=0.0, inverse="numerical") -> np.ndarray:
     """Analytic Jacobian of :func:`residual_mph`, shape (9, 9)."""
-    return _mph_equations(system, x_n, x_n1, h, t, True, inverse)[1]
+    return _mph_equations(system, x_n, np.asarray(x_n1, dtype=float), h, inverse)[1]
 
 
 def _advanced_guess(system: QuaternionBodySystem, x_n, h):
@@ -732,12 +784,9 @@ def step_emh(system: QuaternionBodySystem, x_n, h, t=0.0):
     """One EMH step (Hamiltonian energy–momentum scheme with M4)."""
     positive(h=h)
     x_n = np.asarray(x_n, dtype=float)
-    x1, rep = _solve(
-        lambda z: _emh_equations(system, x_n, z, h, t, False),
-        _advanced_guess(system, x_n, h),
-        lambda z: _emh_equations(system, x_n, z, h, t, True)[1],
-        t,
-    )
+    J4 = _J4(system)
+    x1, rep = _solve_shared(lambda z: _emh_equations(system, x_n, z, h, J4), _advanced_guess(system, x_n, h), t,
+                            "analytic")
     _guard_antipodal(system, x_n[:4], x1[:4], rep.residual_history, t)
     return x1, rep
 
@@ -748,12 +797,9 @@ def step_mph(system: QuaternionBodySystem, x_n, h, t=0.0, inverse="numerical"):
         raise ValueError(f"inverse must be 'numerical' or 'analytic', got {inverse!r}")
     positive(h=h)
     x_n = np.asarray(x_n, dtype=float)
-    x1, rep = _solve(
-        lambda z: _mph_equations(system, x_n, z, h, t, False, inverse),
-        _advanced_guess(system, x_n, h),
-        lambda z: _mph_equations(system, x_n, z, h, t, True, inverse)[1],
-        t,
-    )
+    J4 = _J4(system)
+    x1, rep = _solve_shared(lambda z: _mph_equations(system, x_n, z, h, inverse, J4),
+                            _advanced_guess(system, x_n, h), t, "analytic")
     _guard_antipodal(system, x_n[:4], x1[:4], rep.residual_history, t)
     return x1, rep
 

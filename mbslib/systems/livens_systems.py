@@ -375,6 +375,7 @@ class FreeRigidBody:
 
 
 _E3_SIGNS = np.array([1.0, -1.0, -1.0, 1.0])
+_E3_DIAG = np.diag(_E3_SIGNS)
 
 
 @dataclass(frozen=True)
@@ -420,10 +421,10 @@ class HeavyTop(FreeRigidBody):
         return 2.0 * self.mgl * _E3_SIGNS * q
 
     def hess_potential(self, q) -> np.ndarray:
-        return 2.0 * self.mgl * np.diag(_E3_SIGNS)
+        return 2.0 * self.mgl * _E3_DIAG
 
     def dg_potential(self, q0, q1):
-        return self.grad_potential(0.5 * (q0 + q1)), self.mgl * np.diag(_E3_SIGNS)
+        return self.grad_potential(0.5 * (q0 + q1)), self.mgl * _E3_DIAG
 
     def centre_of_mass(self, q) -> np.ndarray:
         """``x = l R(q) e3`` for one q (4,) or a time series (N, 4) -> (N, 3)."""
