@@ -16,6 +16,7 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
@@ -284,14 +285,26 @@ def block_matrix(blocks, sizes, sparse: bool):
         size, structure, values = _sparse_entries(blocks, sizes)
         data = np.bincount(structure.slot, values, minlength=structure.indices.size)
         return sp.csc_array((data, structure.indices, structure.indptr), shape=(size, size))
-    start = np.cumsum([0, *sizes])
-    J = np.zeros((int(start[-1]),) * 2)
-    for a, row in enumerate(blocks):
-        for b, block in enumerate(row):
-            for term in [] if block is None else block if isinstance(block, list) else [block]:
-                dense = term if isinstance(term, np.ndarray) else term.toarray()  # Triplets or scipy.sparse
-                J[start[a] : start[a] + term.shape[0], start[b] : start[b] + term.shape[1]] += dense
+    start = [0]
+    for size in sizes:
+        start.append(start[-1] + int(size))
+    J = np.zeros((start[-1], start[-1]))
+    for row_start, row in zip(start[:-1], blocks, strict=True):
+        for col_start, block in zip(start[:-1], row, strict=True):
+            if block is None:
+                continue
+            for term in block if isinstance(block, list) else (block,):
+                _add_block(J, row_start, col_start, term if isinstance(term, np.ndarray) else term.toarray())
     return J
+
+
+@numba.njit(cache=True)
+def _add_block(J, row_start, col_start, term):
+    """``J[row_start:, col_start:] += term`` on the term's rows and columns (a small dense block
+    matrix is assembled faster in compiled code than by NumPy's slices)."""
+    for i in range(term.shape[0]):
+        for j in range(term.shape[1]):
+            J[row_start + i, col_start + j] += term[i, j]
 
 
 #: A sparse Newton matrix is factorised as a band matrix (LAPACK's banded LU with partial

@@ -176,6 +176,15 @@ def test_triplets_behave_as_the_dense_matrix_of_their_entries():
     np.testing.assert_allclose(K_dense[:4, 4:], dense, rtol=0, atol=1e-15)
 
 
+def test_dense_block_matrix_adds_the_terms_of_a_sum_in_their_order():
+    rng = np.random.default_rng(5)
+    A, B, C = rng.normal(size=(3, 3)), rng.normal(size=(3, 3)), rng.normal(size=(2, 3))
+    K = block_matrix([[[A, 1e-9 * B, -A], C.T], [C, None]], (3, 2), False)
+    np.testing.assert_array_equal(K[:3, :3], A + 1e-9 * B - A)  # bitwise: NumPy's sum in the same order
+    np.testing.assert_array_equal(K[:3, 3:], C.T)  # a transposed (F-ordered) block
+    np.testing.assert_array_equal(K[3:], np.hstack([C, np.zeros((2, 2))]))
+
+
 def test_sparse_newton_matrices_of_one_structure_reuse_its_layout_and_stay_exact():
     rng = np.random.default_rng(11)
     rows, cols = rng.integers(0, 6, 20), rng.integers(0, 6, 20)

@@ -296,6 +296,8 @@ class QuaternionSystem:
         self._T = 7 * np.arange(self.N)[:, None] + np.arange(3)
         self._R = self._T[:, :1] + 3 + np.arange(4)
         self._Jp = np.array(self.J, dtype=float).reshape(self.N, 3)
+        self._gravity = np.zeros(self.n)
+        self._gravity[self._T] = -self.masses[:, None] * self.g_vector  # every body at once
         self._ends = _JointEnds(self.joints, self.N)
         ends, T, R, n = self._ends.on_bodies, self._T, self._R, self.n
         joint_rows = self.N + 3 * ends.joint[:, None] + np.arange(3)
@@ -413,9 +415,8 @@ class QuaternionSystem:
         return V
 
     def _gravity_gradient(self) -> np.ndarray:
-        grad = np.zeros(self.n)
-        grad[self._T] = -self.masses[:, None] * self.g_vector  # every body at once
-        return grad
+        """``∇V`` of gravity (constant; a copy, to which springs add)."""
+        return self._gravity.copy()
 
     def grad_potential(self, q) -> np.ndarray:
         """Gravity and ``k (1 − L₀/ℓ) Dᵀd`` per spring."""

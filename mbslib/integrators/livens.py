@@ -306,6 +306,44 @@ def _pieces(system: LivensSystem, q0, q1, v0, v1, discrete, sparse=False):
 # ---------------------------------------------------------------------------------------------
 
 
+#: ``f`` of the residual kernels for a system without a non-conservative force
+_NO_FORCE = np.zeros(0)
+
+
+@numba.njit(cache=True)
+def _put_momentum_balance(out, h, p0, p1, Tq, Vb, hDgT_lam, f):
+    """``out = p1 - p0 - h ∂̄_qT + h ∇̄V + h ∇gᵀλ - h f`` (72b), (103) (``hDgT_lam = (h ∇gᵀ) λ``;
+    ``f`` empty: no force)."""
+    for i in range(p0.size):
+        out[i] = p1[i] - p0[i] - h * Tq[i] + h * Vb[i] + hDgT_lam[i]
+        if f.size:
+            out[i] = out[i] - h * f[i]
+
+
+@numba.njit(cache=True)
+def _livens_residual(h, q0, p0, v0, q1, p1, v1, Tq, Tv, Vb, hDgT_lam, f, g1):
+    """``[R1, R2, R3, R4]`` of (72a–d) (:func:`_livens_equations`) from the evaluated kinetic
+    parts, potential, constraint forces, load ``f`` and ``g(q1)``."""
+    n = q0.size
+    R = np.empty(3 * n + g1.size)
+    for i in range(n):
+        R[i] = q1[i] - q0[i] - 0.5 * h * (v0[i] + v1[i])  # (72a)
+        R[2 * n + i] = 0.5 * (p0[i] + p1[i]) - Tv[i]  # (72c)
+    _put_momentum_balance(R[n:2 * n], h, p0, p1, Tq, Vb, hDgT_lam, f)
+    R[3 * n:] = g1  # (72d)
+    return R
+
+
+@numba.njit(cache=True)
+def _reml_residual(h, p0, Tq, Tv, Vb, hDgT_lam, f, g1):
+    """``[Ra, g(q1)]`` of (103) with ``p1 = 2∂̄_vT - p0`` (102) (:func:`_reml_equations`)."""
+    n = p0.size
+    R = np.empty(n + g1.size)
+    _put_momentum_balance(R[:n], h, p0, 2.0 * Tv - p0, Tq, Vb, hDgT_lam, f)
+    R[n:] = g1
+    return R
+
+
 def _livens_equations(system: LivensSystem, x_n, x_n1, h, t, discrete, sparse=None, eliminate=False):
     """Residual of EML (``discrete``) or MPL, and a function giving its Jacobian in
     ``[q1, p1, v1, λ]`` from the same evaluations.
@@ -325,13 +363,10 @@ def _livens_equations(system: LivensSystem, x_n, x_n1, h, t, discrete, sparse=No
     q1, p1, v1, lam = split_state(system, x_n1)
     qm = 0.5 * (q0 + q1)
     k, (Vb, Vb_q) = _pieces(system, q0, q1, v0, v1, discrete, sparse)
-    Dg = system.constraint_jacobian(qm, **kw)  # Gonzalez DG of quadratic g = midpoint Jacobian
+    hDgT = h * system.constraint_jacobian(qm, **kw).T  # Gonzalez DG of quadratic g = midpoint Jacobian
     f, f_q, f_v = _force(system, qm, 0.5 * (v0 + v1), t + 0.5 * h, sparse)
-    R2 = p1 - p0 - h * k.Tq + h * Vb + h * Dg.T @ lam
-    if f is not None:
-        R2 = R2 - h * f
-    R1, R3 = q1 - q0 - 0.5 * h * (v0 + v1), 0.5 * (p0 + p1) - k.Tv
-    R = np.concatenate([R1, R2, R3, system.constraint(q1)])
+    R = _livens_residual(h, q0, p0, v0, q1, p1, v1, k.Tq, k.Tv, Vb, hDgT @ lam, _NO_FORCE if f is None else f,
+                         system.constraint(q1))
 
     def newton_matrix():
         R2_q = [-h * k.Tq_q, h * Vb_q, 0.5 * h * system.constraint_hessian(qm, lam, **kw)]  # a sum
@@ -341,11 +376,11 @@ def _livens_equations(system: LivensSystem, x_n, x_n1, h, t, discrete, sparse=No
             R2_v.append(-h * f_v)
         Dg1 = system.constraint_jacobian(q1, **kw)
         if sparse and eliminate:
-            return _WithoutVP(h, R2_q, R2_v, k.Tv_q, k.Tv_v, h * Dg.T, Dg1, _band_order(system))
+            return _WithoutVP(h, R2_q, R2_v, k.Tv_q, k.Tv_v, hDgT, Dg1, _band_order(system))
         I = Triplets.identity(n) if sparse else np.eye(n)
         # block rows R1..R4, block columns q1, p1, v1, λ
         return block_matrix([[I, None, -0.5 * h * I, None],
-                             [R2_q, I, R2_v, h * Dg.T],
+                             [R2_q, I, R2_v, hDgT],
                              [-k.Tv_q, 0.5 * I, -k.Tv_v, None],
                              [Dg1, None, None, None]], (n, n, n, m), sparse)
 
@@ -500,13 +535,9 @@ def _reml_equations(system: LivensSystem, x_n, y, h, t, sparse=None, order=None)
     v1 = 2.0 / h * (q1 - q0) - v0
     k = system.dg_kinetic(q0, q1, v0, v1, **kw)
     Vb, Vb_q = system.dg_potential(q0, q1, **kw)
-    Dg = system.constraint_jacobian(qm, **kw)
+    hDgT = h * system.constraint_jacobian(qm, **kw).T
     f, f_q, f_v = _force(system, qm, (q1 - q0) / h, t + 0.5 * h, sparse)  # v^{n+1/2} = Δq/h (101)
-    p1 = 2.0 * k.Tv - p0
-    Ra = p1 - p0 - h * k.Tq + h * Vb + h * Dg.T @ lam
-    if f is not None:
-        Ra = Ra - h * f
-    R = np.concatenate([Ra, system.constraint(q1)])
+    R = _reml_residual(h, p0, k.Tq, k.Tv, Vb, hDgT @ lam, _NO_FORCE if f is None else f, system.constraint(q1))
 
     def newton_matrix():
         dv = 2.0 / h  # dv1/dq1 = (2/h) I
@@ -514,7 +545,7 @@ def _reml_equations(system: LivensSystem, x_n, y, h, t, sparse=None, order=None)
                 0.5 * h * system.constraint_hessian(qm, lam, **kw)]  # a sum
         if f is not None:
             Ra_q.append(-h * (f_q + dv * f_v))
-        blocks = [[Ra_q, h * Dg.T], [system.constraint_jacobian(q1, **kw), None]]
+        blocks = [[Ra_q, hDgT], [system.constraint_jacobian(q1, **kw), None]]
         return _sparse_newton_matrix(blocks, (n, m), order) if sparse else block_matrix(blocks, (n, m), False)
 
     return R, newton_matrix
