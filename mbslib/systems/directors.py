@@ -301,6 +301,11 @@ class QuadraticConstraints:
         return cls(H=H, A=np.zeros(H.shape[:2]), c=c, labels=tuple(labels))
 
     @property
+    def linear_entries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The nonzero entries ``(rows, cols, values)`` of A."""
+        return self._A_entries
+
+    @property
     def m(self) -> int:
         return self.A.shape[0]
 
