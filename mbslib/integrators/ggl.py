@@ -248,15 +248,14 @@ class _BodyBlocks:
     """
 
     def __init__(self, system: GGLSystem):
-        d, m, con = system.d, system.m, system.constraints
+        d, m = system.d, system.m
         offsets = np.asarray(system.offsets)
         n = offsets.size
         size = d // n
         if not np.array_equal(offsets, size * np.arange(n)) or size * n != d:
             raise ValueError(f"the bodies must hold equally many coordinates each, got offsets {tuple(offsets)} "
                              f"for d = {d}")
-        rows_A, cols_A, a = con.linear_entries
-        k, i, j, rows_A, cols_A = (np.asarray(index, dtype=np.int64) for index in (*con.H.coords, rows_A, cols_A))
+        k, i, j, value, rows_A, cols_A, a = _once(system, "entries", _entries_of)
         if np.any(i // size != j // size):
             raise ValueError("the constraint Hessians must not couple two bodies")
         pairs = np.unique(np.r_[i // size * m + k, cols_A // size * m + rows_A])  # (body, constraint), body by body
@@ -273,8 +272,8 @@ class _BodyBlocks:
             return slot[np.searchsorted(pairs, b * m + c)]
 
         self.h_body, self.h_row, self.h_col, self.h_con = i // size, i % size, j % size, k
-        self.h_slot, self.h_value = slot_of(i // size, k), np.asarray(con.H.data, dtype=float)
-        self.a_body, self.a_col, self.a_value = cols_A // size, cols_A % size, np.asarray(a, dtype=float)
+        self.h_slot, self.h_value = slot_of(i // size, k), value
+        self.a_body, self.a_col, self.a_value = cols_A // size, cols_A % size, a
         self.a_slot = slot_of(cols_A // size, rows_A)
         self._fronts(m)
 
@@ -527,34 +526,37 @@ def _per_body(blocks, x, out, scale):
 
 @numba.njit(cache=True)
 def _update(h, r, M, Minv, G1, Gbar, G0, T, Gamma, P, cons, count, F, pivots, front, start, n_elim, storage):
-    """The Newton update of :class:`WithoutQPV` for the residual ``r``."""
+    """The Newton update ``dx = [dq, dp, dv, dλ, dγ]`` of :class:`WithoutQPV` for the residual ``r``."""
     d, m = M.size, (r.size - 3 * M.size) // 2
-    r_q, r_p, r_v = r[:d], r[d : 2 * d], r[2 * d : 3 * d]
-    u = Minv * (r_p + r_v)
-    Bu = h * u
-    Gu = np.zeros(d)
-    _per_body(Gamma, u, Gu, 1.0)
-    Bu += h * h * Minv * Gu  # B u = h u + h² M⁻¹ Γ u
+    dx = np.empty(r.size)
+    u, a, b, c = np.empty(d), np.zeros(d), np.zeros(d), np.zeros(d)
+    for i in range(d):
+        u[i] = Minv[i] * (r[d + i] + r[2 * d + i])  # u = M⁻¹(r_p + r_v)
+    _per_body(Gamma, u, a, 1.0)
+    for i in range(d):
+        a[i] = r[i] + h * u[i] + h * h * Minv[i] * a[i]  # r_q + B u
+    _per_body(P, r[d : 2 * d], b, 1.0)  # P r_p
     rhs = r[3 * d :].copy()
-    _rows_times(G1, cons, count, r_q + Bu, rhs[:m], -1.0)  # r_λ − G₁ (r_q + B u)
-    Pr = np.zeros(d)
-    _per_body(P, r_p, Pr, 1.0)
-    _rows_times(Gbar, cons, count, Pr, rhs[m:], -1.0)  # r_γ − Ḡ P r_p − h T̄ u
+    _rows_times(G1, cons, count, a, rhs[:m], -1.0)  # r_λ − G₁ (r_q + B u)
+    _rows_times(Gbar, cons, count, b, rhs[m:], -1.0)  # r_γ − Ḡ P r_p − h T̄ u
     _rows_times(T, cons, count, u, rhs[m:], -h)
     y = _solve_fronts(F, pivots, front, start, n_elim, storage, rhs)
-    dv = u.copy()
-    _transposed_times(G0, cons, count, y[:m], dv, -h)
-    dv[:] = u + Minv * (dv - u)  # u − h M⁻¹ G₀ᵀ dλ
-    w = M * dv - r_v  # M dv − h T̄ᵀ dγ − r_v
-    _transposed_times(T, cons, count, y[m:], w, -h)
-    dp = np.zeros(d)
-    _per_body(P, w, dp, 1.0)
-    dp *= M
-    s = np.zeros(d)  # h Γ dv + Ḡᵀ dγ
-    _per_body(Gamma, dv, s, h)
-    _transposed_times(Gbar, cons, count, y[m:], s, 1.0)
-    dq = r_q + h * dv + h * Minv * s
-    return np.concatenate((dq, dp, dv, y))
+    dx[3 * d :] = y
+    _transposed_times(G0, cons, count, y[:m], c, 1.0)
+    dp, dv = dx[d : 2 * d], dx[2 * d : 3 * d]
+    for i in range(d):
+        dv[i] = u[i] - h * Minv[i] * c[i]  # dv = u − h M⁻¹ G₀ᵀ dλ
+        b[i] = M[i] * dv[i] - r[2 * d + i]
+    _transposed_times(T, cons, count, y[m:], b, -h)  # M dv − h T̄ᵀ dγ − r_v
+    dp[:] = 0.0
+    _per_body(P, b, dp, 1.0)
+    a[:] = 0.0
+    _per_body(Gamma, dv, a, h)
+    _transposed_times(Gbar, cons, count, y[m:], a, 1.0)  # h Γ dv + Ḡᵀ dγ
+    for i in range(d):
+        dp[i] *= M[i]  # dp = M P (M dv − h T̄ᵀ dγ − r_v)
+        dx[i] = r[i] + h * dv[i] + h * Minv[i] * a[i]  # dq = r_q + h dv + h M⁻¹(h Γ dv + Ḡᵀ dγ)
+    return dx
 
 
 class WithoutQPV:
@@ -652,21 +654,65 @@ def residual_ggl(system: GGLSystem, x_n, x_n1, h: float, variant: str = "paper",
     """
     _check_variant(variant)
     sparse = uses_sparse(system, sparse)
-    con, Minv = system.constraints, system.Minv
+    Minv = system.Minv
     q0, p0 = split(system, x_n)[:2]
     q1, p1, v, lam, gam = split(system, x_n1)
-    qbar = q0 + h * v
-    Gbar = con.G(qbar, sparse=sparse)
-    Gamma = con.hessian_sum(gam, sparse=sparse)
     p_hess = p0 if variant == "printed" else p1
-    Gamma_pv = 0.0 * Gamma if variant == "no_hessian" else Gamma  # Γ in (41b, c)
-    R_q = q1 - q0 - h * v - h * Minv * (Gbar.T @ gam)  # (41a)
-    R_p = (p1 - p0 + h * system.dV(q0) + h * con.G(q0, sparse=sparse).T @ lam + h * Gamma_pv @ (Minv * p_hess)
-           + h * (system.C @ v))  # (41b)/(57b)
-    R_v = system.M * v - p1 - h * Gamma_pv @ (Minv * p1)  # (41c)
-    R_lam = con.g(q1)  # (41d)
-    R_gam = Gbar @ (Minv * p1)  # (41e)
+    Gbar_gam, G0_lam, Gamma_p, Gamma_p1, g1, Gbar_p1 = _constraint_terms(system, sparse, q0, q0 + h * v, q1,
+                                                                         Minv * p_hess, Minv * p1, lam, gam)
+    hess = 0.0 if variant == "no_hessian" else 1.0  # Γ in (41b, c)
+    R_q = q1 - q0 - h * v - h * Minv * Gbar_gam  # (41a)
+    R_p = p1 - p0 + h * system.dV(q0) + h * G0_lam + h * hess * Gamma_p  # (41b)
+    if system.C.nnz:
+        R_p += h * (system.C @ v)  # (57b)
+    R_v = system.M * v - p1 - h * hess * Gamma_p1  # (41c)
+    R_lam = g1  # (41d)
+    R_gam = Gbar_p1  # (41e)
     return np.concatenate([R_q, R_p, R_v, R_lam, R_gam])
+
+
+def _constraint_terms(system: GGLSystem, sparse: bool, q0, qbar, q1, w, w1, lam, gam) -> tuple:
+    """``Ḡᵀγ, G(q_n)ᵀλ, Γ w, Γ w₁, g(q_{n+1}), Ḡ w₁`` of (41a–e) (``Γ = Σ γ_k H_k``): for sparse
+    quadratic constraints (:class:`~mbslib.systems.directors.QuadraticConstraints`) one compiled
+    pass over the entries of their Hessians and linear parts, otherwise from their matrices."""
+    con = system.constraints
+    if sparse and hasattr(con, "linear_entries"):
+        return _sparse_terms(q0, qbar, q1, w, w1, lam, gam, *_once(system, "entries", _entries_of), con.c)
+    Gbar, Gamma = con.G(qbar, sparse=sparse), con.hessian_sum(gam, sparse=sparse)
+    return Gbar.T @ gam, con.G(q0, sparse=sparse).T @ lam, Gamma @ w, Gamma @ w1, con.g(q1), Gbar @ w1
+
+
+def _entries_of(system: GGLSystem) -> tuple:
+    """The entries ``(k, i, j, value)`` of quadratic constraints' Hessians and ``(row, col, value)`` of their
+    linear parts."""
+    con = system.constraints
+    rows_A, cols_A, a = con.linear_entries
+    k, i, j, rows_A, cols_A = (np.asarray(index, dtype=np.int64) for index in (*con.H.coords, rows_A, cols_A))
+    return k, i, j, np.asarray(con.H.data, dtype=float), rows_A, cols_A, np.asarray(a, dtype=float)
+
+
+@numba.njit(cache=True)
+def _sparse_terms(q0, qbar, q1, w, w1, lam, gam, k, i, j, value, rows_A, cols_A, a, c):
+    """:func:`_constraint_terms` from the entries: ``G(q)`` has the entries ``(k, i, H_k[i, j] q_j)``
+    and ``(row, col, a)``, ``Γ`` the entries ``(i, j, γ_k H_k[i, j])``."""
+    d, m = q0.size, c.size
+    Gbar_gam, G0_lam, Gamma_w, Gamma_w1 = np.zeros(d), np.zeros(d), np.zeros(d), np.zeros(d)
+    quadratic, linear, Gbar_w1 = np.zeros(m), np.zeros(m), np.zeros(m)
+    for e in range(value.size):
+        kk, ii, jj, v = k[e], i[e], j[e], value[e]
+        Gbar_gam[ii] += v * qbar[jj] * gam[kk]
+        G0_lam[ii] += v * q0[jj] * lam[kk]
+        Gamma_w[ii] += gam[kk] * v * w[jj]
+        Gamma_w1[ii] += gam[kk] * v * w1[jj]
+        quadratic[kk] += 0.5 * v * q1[ii] * q1[jj]
+        Gbar_w1[kk] += v * qbar[jj] * w1[ii]
+    for e in range(a.size):
+        r, col = rows_A[e], cols_A[e]
+        Gbar_gam[col] += a[e] * gam[r]
+        G0_lam[col] += a[e] * lam[r]
+        linear[r] += a[e] * q1[col]
+        Gbar_w1[r] += a[e] * w1[col]
+    return Gbar_gam, G0_lam, Gamma_w, Gamma_w1, quadratic + linear - c, Gbar_w1
 
 
 def jacobian_ggl(system: GGLSystem, x_n, x_n1, h: float, variant: str = "paper", sparse: bool | None = None):
