@@ -30,6 +30,7 @@ References
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -437,9 +438,12 @@ class ConstrainedSystem:
     def m(self) -> int:
         return self.constraints.m
 
-    @property
+    @cached_property
     def Minv(self) -> np.ndarray:
-        return 1.0 / self.M
+        """Diagonal of M⁻¹ (read-only), computed once."""
+        Minv = 1.0 / self.M
+        Minv.setflags(write=False)
+        return Minv
 
     def V(self, q):
         """Potential V(q) = ½ q·K q − f·q; q shape (d,) or (N, d)."""
@@ -447,8 +451,8 @@ class ConstrainedSystem:
         return 0.5 * np.sum(q * (self.K @ q.T).T, axis=-1) - q @ self.f
 
     def dV(self, q: np.ndarray) -> np.ndarray:
-        """∇V(q) = K q − f, shape (d,)."""
-        return self.K @ q - self.f
+        """∇V(q) = K q − f, shape (d,) (−f without the sparse product if K has no entries)."""
+        return self.K @ q - self.f if self.K.nnz else -self.f
 
     def g(self, q):
         return self.constraints.g(q)
