@@ -30,7 +30,8 @@ quadratic constraints (constant Hessians), for which the Newton matrix below is 
 constraint matrices and factor it by a banded LU with the unknowns body by body
 (:func:`band_order`), so that for a chain of bodies the work of a step grows linearly with the
 number of bodies. Undamped, the Newton system of (41a–e) is solved with q, p and v eliminated
-body by body (:class:`WithoutQPV`): a banded LU in the multipliers (λ, γ) alone.
+body by body (:class:`WithoutQPV`), the multipliers (λ, γ) left factorised front by front, all in
+compiled code.
 """
 
 from __future__ import annotations
@@ -178,8 +179,7 @@ def _once(system: GGLSystem, name: str, build):
 
 def band_order(system: GGLSystem) -> np.ndarray | None:
     """The unknowns ``x = [q; p; v; λ; γ]`` of a step in the order of a narrow band of the Newton
-    matrix, body by body, for its banded LU (:class:`mbslib.newton.BandedBlocks`; its multipliers
-    ``(λ, γ)`` in this order for the banded LU that :class:`WithoutQPV` leaves); None for a
+    matrix, body by body, for its banded LU (:class:`mbslib.newton.BandedBlocks`); None for a
     system without bodies (without ``offsets``, the start of each body's coordinates in q, as in
     :class:`~mbslib.systems.directors.ConstrainedSystem`): reverse Cuthill–McKee orders those.
 
@@ -190,7 +190,7 @@ def band_order(system: GGLSystem) -> np.ndarray | None:
     them before, half after, namely ``(q_i, p_i, v_i)`` of half of the other coordinates, the
     multipliers of the body's quadratic constraints (its orthonormality, 41a–c, e), ``v_i`` of the
     held coordinates, ``(q_i, p_i, v_i)`` of the other half. The chain of 64 rods: a band of
-    40 + 41 diagonals (reverse Cuthill–McKee: 102 + 100); its multipliers alone: 23 + 23.
+    40 + 41 diagonals (reverse Cuthill–McKee: 102 + 100).
     """
     offsets = getattr(system, "offsets", None)
     return _once(system, "order", lambda s: None if offsets is None else _body_by_body(s, np.asarray(offsets)))
@@ -243,8 +243,9 @@ class _BodyBlocks:
     eliminated at b first (``n_elim[b]``), the rest after. ``front[start[b]:start[b+1]]`` are its
     multipliers (indices into (λ, γ)), ``local_at[b, l]`` the place of local multiplier l in it
     (−1: padding), ``carry[e]`` the place in front b+1 of a passed-on entry e (−1: eliminated).
-    For a chain of rods: 24 multipliers per front, 18 eliminated (band order of :func:`band_order`
-    as fronts).
+    For a chain of rods: 24 multipliers per front (the joints to both neighbours and the rod's own
+    six constraints), 18 eliminated, about 4300 multiply-adds each, against the banded LU of the
+    whole multipliers' matrix (23 + 23 diagonals in :func:`band_order`) with 23 · 46 per multiplier.
     """
 
     def __init__(self, system: GGLSystem):
@@ -807,8 +808,8 @@ def step_ggl(system: GGLSystem, x_n, h: float, t: float = 0.0, *, variant: str =
         Newton settings (paper: 1e-9 on max|R|).
     sparse : bool, optional
         Assemble the residual and the Newton matrix sparsely and factor it by a banded LU in
-        :func:`band_order` (undamped, for ``variant="paper"``: the banded LU of the multipliers'
-        system that :class:`WithoutQPV` leaves), or by a sparse LU for a system without bodies
+        :func:`band_order` (undamped, for ``variant="paper"``: q, p, v eliminated and the
+        multipliers' fronts factorised, :class:`WithoutQPV`), or by a sparse LU for a system without bodies
         (:func:`mbslib.newton.sparse_solve`); default by size, :func:`uses_sparse`. The steps
         agree up to round-off.
 
