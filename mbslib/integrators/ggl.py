@@ -358,9 +358,9 @@ def _inverse(A, out):
     """``out = A⁻¹`` by Gauss–Jordan elimination with partial pivoting (A overwritten), skipping
     the rows with nothing to eliminate (a director body's blocks are mostly zero)."""
     n = A.shape[0]
-    out[:] = 0.0
     for i in range(n):
-        out[i, i] = 1.0
+        for j in range(n):
+            out[i, j] = 1.0 if i == j else 0.0
     for k in range(n):
         p = k
         for i in range(k + 1, n):
@@ -400,9 +400,10 @@ def _local_matrices(h, M, Minv, G1, Gbar, G0, T, Gamma):
             A[i, i] += M[b * size + i]
             BMinv[i, i] += h * Mi[i]
         _inverse(A, P[b])
-        G1B[:] = 0.0
+        for s in range(r):
+            for i in range(size):
+                G1B[s, i], GbarP[s, i] = 0.0, 0.0
         _times(G1[b], BMinv, G1B)
-        GbarP[:] = 0.0
         _times(Gbar[b], P[b], GbarP)
         for s in range(r):
             for i in range(size):
@@ -537,21 +538,24 @@ def _update(h, r, M, Minv, G1, Gbar, G0, T, Gamma, P, cons, count, F, pivots, fr
     for i in range(d):
         a[i] = r[i] + h * u[i] + h * h * Minv[i] * a[i]  # r_q + B u
     _per_body(P, r[d : 2 * d], b, 1.0)  # P r_p
-    rhs = r[3 * d :].copy()
+    rhs = np.empty(2 * m)
+    for i in range(2 * m):
+        rhs[i] = r[3 * d + i]
     _rows_times(G1, cons, count, a, rhs[:m], -1.0)  # r_λ − G₁ (r_q + B u)
     _rows_times(Gbar, cons, count, b, rhs[m:], -1.0)  # r_γ − Ḡ P r_p − h T̄ u
     _rows_times(T, cons, count, u, rhs[m:], -h)
     y = _solve_fronts(F, pivots, front, start, n_elim, storage, rhs)
-    dx[3 * d :] = y
+    for i in range(2 * m):
+        dx[3 * d + i] = y[i]
     _transposed_times(G0, cons, count, y[:m], c, 1.0)
     dp, dv = dx[d : 2 * d], dx[2 * d : 3 * d]
     for i in range(d):
         dv[i] = u[i] - h * Minv[i] * c[i]  # dv = u − h M⁻¹ G₀ᵀ dλ
         b[i] = M[i] * dv[i] - r[2 * d + i]
     _transposed_times(T, cons, count, y[m:], b, -h)  # M dv − h T̄ᵀ dγ − r_v
-    dp[:] = 0.0
+    for i in range(d):  # (loops, not slice assignments: numba compiles those slowly)
+        dp[i], a[i] = 0.0, 0.0
     _per_body(P, b, dp, 1.0)
-    a[:] = 0.0
     _per_body(Gamma, dv, a, h)
     _transposed_times(Gbar, cons, count, y[m:], a, 1.0)  # h Γ dv + Ḡᵀ dγ
     for i in range(d):
@@ -713,7 +717,10 @@ def _sparse_terms(q0, qbar, q1, w, w1, lam, gam, k, i, j, value, rows_A, cols_A,
         G0_lam[col] += a[e] * lam[r]
         linear[r] += a[e] * q1[col]
         Gbar_w1[r] += a[e] * w1[col]
-    return Gbar_gam, G0_lam, Gamma_w, Gamma_w1, quadratic + linear - c, Gbar_w1
+    g = np.empty(m)
+    for kk in range(m):
+        g[kk] = quadratic[kk] + linear[kk] - c[kk]
+    return Gbar_gam, G0_lam, Gamma_w, Gamma_w1, g, Gbar_w1
 
 
 def jacobian_ggl(system: GGLSystem, x_n, x_n1, h: float, variant: str = "paper", sparse: bool | None = None):
