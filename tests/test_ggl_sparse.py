@@ -218,8 +218,8 @@ def test_elimination_needs_bodies_of_one_size():
 
 def test_body_rows_reassemble_the_constraint_matrices():
     """The compiled per-body blocks of :class:`~mbslib.integrators.ggl.WithoutQPV` are the rows of
-    G(q), of (H_k w)ᵀ and the diagonal blocks of Σ γ_k H_k, each entry once (no entry lost to a
-    padded slot), to round-off."""
+    G(q) (also against finite differences of g), of (H_k w)ᵀ and the diagonal blocks of Σ γ_k H_k,
+    each entry once (no entry lost to a padded slot), to round-off."""
     system = chain_system(5)
     con = system.constraints
     blocks = ggl.WithoutQPV(system, *(2 * [ggl.initial_vector(system, *directors.initial_coordinates(chain(5)))]),
@@ -235,6 +235,7 @@ def test_body_rows_reassemble_the_constraint_matrices():
         return out
 
     np.testing.assert_allclose(whole(blocks.rows(q)), con.G(q), rtol=0, atol=1e-15)
+    assert np.abs(whole(blocks.rows(q)) - fd_jacobian(con.g, q)).max() <= 1e-9  # G = Dg
     np.testing.assert_allclose(whole(blocks.rows(w, linear=False)), con.hessian_rows(w), rtol=0, atol=1e-15)
     Gamma = ggl._hessian_blocks(gam, blocks.h_body, blocks.h_row, blocks.h_col, blocks.h_con, blocks.h_value, n, size)
     np.testing.assert_allclose(sp.block_diag(list(Gamma)).toarray(), con.hessian_sum(gam), rtol=0, atol=1e-15)
