@@ -193,9 +193,12 @@ def _difference(axes, dim: int, d: int, ends) -> tuple[np.ndarray, np.ndarray]:
     return D, c
 
 
-def _springs(model: Model, axes, d: int) -> tuple[np.ndarray, np.ndarray]:
+def _springs(model: Model, axes, d: int) -> tuple[np.ndarray | None, np.ndarray]:
     """Stiffness ``K = Σ k DᵀD`` and force ``f = −Σ k Dᵀc`` of the springs, ``D q + c`` the vector
-    from point a to point b (``V = ½ qᵀK q − fᵀq`` up to a constant)."""
+    from point a to point b (``V = ½ qᵀK q − fᵀq`` up to a constant); K None without springs (no
+    d × d zeros to scan: the system's sparse K has no entries)."""
+    if not model.springs:
+        return None, np.zeros(d)
     K, f = np.zeros((d, d)), np.zeros(d)
     for k, spring in enumerate(model.springs):
         if spring.rest_length != 0.0 or spring.damping != 0.0:
@@ -207,9 +210,12 @@ def _springs(model: Model, axes, d: int) -> tuple[np.ndarray, np.ndarray]:
     return K, f
 
 
-def _dampers(model: Model, axes, dim: int, d: int) -> np.ndarray:
+def _dampers(model: Model, axes, dim: int, d: int) -> np.ndarray | None:
     """Damping matrix ``C = Σ c DᵀD`` of the point dampers: ``D q̇`` is the velocity of point b relative
-    to point a, the force ``−c DᵀD q̇`` (shape (d, d), ``dim`` 3 or 2: see :func:`_difference`)."""
+    to point a, the force ``−c DᵀD q̇`` (shape (d, d), ``dim`` 3 or 2: see :func:`_difference`); None
+    without dampers."""
+    if not model.dampers:
+        return None
     C = np.zeros((d, d))
     for damper in model.dampers:
         D, _ = _difference(axes, dim, d, ((damper.body_a, damper.point_a), (damper.body_b, damper.point_b)))

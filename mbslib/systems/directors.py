@@ -30,6 +30,7 @@ References
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -301,6 +302,11 @@ class QuadraticConstraints:
         return cls(H=H, A=np.zeros(H.shape[:2]), c=c, labels=tuple(labels))
 
     @property
+    def linear_entries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The nonzero entries ``(rows, cols, values)`` of A."""
+        return self._A_entries
+
+    @property
     def m(self) -> int:
         return self.A.shape[0]
 
@@ -432,9 +438,12 @@ class ConstrainedSystem:
     def m(self) -> int:
         return self.constraints.m
 
-    @property
+    @cached_property
     def Minv(self) -> np.ndarray:
-        return 1.0 / self.M
+        """Diagonal of M⁻¹ (read-only), computed once."""
+        Minv = 1.0 / self.M
+        Minv.setflags(write=False)
+        return Minv
 
     def V(self, q):
         """Potential V(q) = ½ q·K q − f·q; q shape (d,) or (N, d)."""
@@ -442,8 +451,8 @@ class ConstrainedSystem:
         return 0.5 * np.sum(q * (self.K @ q.T).T, axis=-1) - q @ self.f
 
     def dV(self, q: np.ndarray) -> np.ndarray:
-        """∇V(q) = K q − f, shape (d,)."""
-        return self.K @ q - self.f
+        """∇V(q) = K q − f, shape (d,) (−f without the sparse product if K has no entries)."""
+        return self.K @ q - self.f if self.K.nnz else -self.f
 
     def g(self, q):
         return self.constraints.g(q)
@@ -486,12 +495,9 @@ class _Layout:
         offsets = np.cumsum([0] + [b.n_coords for b in self.bodies])
         object.__setattr__(self, "offsets", tuple(int(o) for o in offsets))
 
-    def point_rows(self, body: int, X) -> np.ndarray:
-        """Rows (dim, d) mapping the global q to the position of body point X."""
-        b = self.bodies[body]
-        rows = np.zeros((b.dim, self.offsets[-1]))
-        rows[:, self.offsets[body] : self.offsets[body + 1]] = point_matrix(b.dim, X)
-        return rows
+    def coordinates(self, body: int) -> slice:
+        """Where the coordinates of ``body`` lie in the global q."""
+        return slice(self.offsets[body], self.offsets[body + 1])
 
 
 def assemble(bodies, gravity, joints=(), *, K=None, C=None) -> ConstrainedSystem:
@@ -525,7 +531,7 @@ def assemble(bodies, gravity, joints=(), *, K=None, C=None) -> ConstrainedSystem
     d = layout.offsets[-1]
     M = np.concatenate([body.mass_diag() for body in bodies])
     f = np.zeros(d)
-    H_coords, H_data, A_rows, c_rows, labels = [], [], [], [], []
+    H_coords, H_data, c_rows, labels = [], [], [], []
     Hi, ci, li = internal_constraints(dim)  # the same for every body
     for i, body in enumerate(bodies):
         o = layout.offsets[i]
@@ -533,25 +539,26 @@ def assemble(bodies, gravity, joints=(), *, K=None, C=None) -> ConstrainedSystem
         k, r, s = Hi.coords  # body i's rows come after those of the bodies before it, its block at o
         H_coords.append(np.stack([k + i * len(ci), r + o, s + o]))
         H_data.append(Hi.data)
-        A_rows.append(np.zeros((len(ci), d)))
         c_rows.append(ci)
         labels += [f"B{i + 1} {name}" for name in li]
-    for joint in joints:
+    A = np.zeros((len(bodies) * len(ci) + dim * len(joints), d))  # the internal constraints' rows stay zero
+    for t, joint in enumerate(joints):
+        rows = A[len(bodies) * len(ci) + dim * t :][:dim]
         if isinstance(joint, GroundPivot):
-            A = layout.point_rows(joint.body, joint.X)
+            rows[:, layout.coordinates(joint.body)] = point_matrix(dim, joint.X)
             c = vector("point", joint.point, (dim,))
         elif isinstance(joint, Joint):
-            A = layout.point_rows(joint.body_a, joint.X_a) - layout.point_rows(joint.body_b, joint.X_b)
+            rows[:, layout.coordinates(joint.body_a)] += point_matrix(dim, joint.X_a)
+            rows[:, layout.coordinates(joint.body_b)] -= point_matrix(dim, joint.X_b)
             c = np.zeros(dim)
         else:
             raise ValueError(f"joints must be GroundPivot or Joint, got {type(joint).__name__}")
-        A_rows.append(A)
         c_rows.append(c)
         labels += [f"{joint.label} {axis}" for axis in "xyz"[:dim]]
     c = np.concatenate(c_rows)
     coords = np.concatenate(H_coords, axis=1)
     H = sp.coo_array((np.concatenate(H_data), tuple(coords)), shape=(c.size, d, d))  # joints are linear
-    constraints = QuadraticConstraints(H=H, A=np.concatenate(A_rows), c=c, labels=tuple(labels))
+    constraints = QuadraticConstraints(H=H, A=A, c=c, labels=tuple(labels))
     return ConstrainedSystem(M=M, f=f, constraints=constraints, K=K, C=C, dim=dim, offsets=layout.offsets[:-1])
 
 
