@@ -1,10 +1,10 @@
-"""The one-call dense evaluations of EML, MPL and REML (``livens._compiled_livens``,
-``livens._compiled_reml``) against the path they replace, the residuals and Newton matrices
-assembled in Python from the system's evaluations (``livens._livens_equations``,
-``livens._reml_equations``): the Newton matrices bitwise equal (the same element-wise operations
-in the same order), the residuals to round-off (their ``(h∇gᵀ)λ`` is a BLAS product, NumPy's in
-the Python path, which may round differently on another CPU; bitwise equal on the book's
-machine), and so are the steps, with the same Newton iterations."""
+"""The one-call dense evaluations of EML, MPL and REML (``livens._compiled_equations``) against
+the path they replace, the residuals and Newton matrices assembled in Python from the system's
+evaluations (``livens._livens_equations``, ``livens._reml_equations``): the Newton matrices
+bitwise equal (the same element-wise operations in the same order), the residuals to round-off
+(their ``(h∇gᵀ)λ`` is a BLAS product, NumPy's in the Python path, which may round differently on
+another CPU; bitwise equal on the book's machine), and so are the steps, with the same Newton
+iterations."""
 
 from dataclasses import replace
 
@@ -47,7 +47,7 @@ def states(system):
 def test_livens_residual_and_matrix_bitwise_equal_to_the_python_assembly(make, discrete):
     system = QuaternionSystem(make())
     x_n, x_n1 = states(system)
-    R, K = livens._compiled_livens(system.compiled_data, 0.05, x_n, x_n1, discrete)
+    R, K = livens._compiled_equations(system.compiled_data, 0.05, x_n, x_n1, discrete, False)
     R_py, K_py = livens._livens_equations(system, x_n, x_n1, 0.05, 0.0, discrete, sparse=False)
     round_off(R, R_py)
     np.testing.assert_array_equal(K, K_py())
@@ -58,7 +58,7 @@ def test_reml_residual_and_matrix_bitwise_equal_to_the_python_assembly(make):
     system = QuaternionSystem(make())
     x_n, x_n1 = states(system)
     y = np.concatenate([x_n1[: system.n], x_n1[3 * system.n:]])
-    R, K = livens._compiled_reml(system.compiled_data, 0.05, x_n, y)
+    R, K = livens._compiled_equations(system.compiled_data, 0.05, x_n, y, True, True)
     R_py, K_py = livens._reml_equations(system, x_n, y, 0.05, 0.0, sparse=False)
     round_off(R, R_py)
     np.testing.assert_array_equal(K, K_py())
@@ -70,12 +70,14 @@ def test_compiled_newton_matrix_is_the_jacobian_of_the_compiled_residual(scheme)
     x_n, x_n1 = states(system)
     if scheme == "REML":
         y = np.concatenate([x_n1[: system.n], x_n1[3 * system.n:]])
-        K = livens._compiled_reml(system.compiled_data, 0.05, x_n, y)[1]
-        fd = fd_jacobian(lambda z: livens._compiled_reml(system.compiled_data, 0.05, x_n, z)[0], y)
+        K = livens._compiled_equations(system.compiled_data, 0.05, x_n, y, True, True)[1]
+        fd = fd_jacobian(lambda z: livens._compiled_equations(system.compiled_data, 0.05, x_n, z, True, True)[0],
+                         y)
     else:
         discrete = scheme == "EML"
-        K = livens._compiled_livens(system.compiled_data, 0.05, x_n, x_n1, discrete)[1]
-        fd = fd_jacobian(lambda z: livens._compiled_livens(system.compiled_data, 0.05, x_n, z, discrete)[0], x_n1)
+        K = livens._compiled_equations(system.compiled_data, 0.05, x_n, x_n1, discrete, False)[1]
+        fd = fd_jacobian(lambda z: livens._compiled_equations(system.compiled_data, 0.05, x_n, z, discrete,
+                                                              False)[0], x_n1)
     assert np.abs(K - fd).max() < 1e-7 * np.abs(K).max()
 
 

@@ -41,7 +41,7 @@ the dense matrices and LAPACK's LU. A Newton matrix is built from the evaluation
 residual at the same iterate. A dense system of bodies, gravity and spherical joints alone (a
 :class:`~mbslib.formulations.quaternions.QuaternionSystem` with ``compiled_data``) evaluates the
 residual and Newton matrix of an EML, MPL or REML iteration in one compiled call
-(:func:`_compiled_livens`, :func:`_compiled_reml`; the same equations in the same order, the
+(:func:`_compiled_equations`; the same equations in the same order, the
 same numbers bitwise), so that a single body's step costs about 0.1 ms.
 """
 
@@ -364,37 +364,48 @@ def _reml_residual(h, p0, Tq, Tv, Vb, hDgT_lam, f, g1):
 
 
 @numba.njit(cache=True)
-def _compiled_pieces(data, q0, q1, v0, v1, lam, discrete):
-    """The pieces of a dense EML (``discrete``) or MPL iteration of a system of bodies, gravity and
-    spherical joints, from its ``compiled_data`` (:class:`~mbslib.formulations.quaternions.QuaternionSystem`):
-    the kinetic parts (:func:`_pieces`: the DGs (87)–(88), or at the midpoint with the Jacobians in
-    the end values), ``h``-free ``∇g(q^{n+1/2})``, ``Σλ∇²g(q^{n+1/2})``, ``∇g(q1)`` and ``g(q1)``.
-    Gravity's gradient is constant (its Jacobian zero)."""
-    Jp, masses, _, ground, joint, sign, body, X, lever = data
+def _compiled_equations(data, h, x_n, z, discrete, reduced):
+    """Residual and dense Newton matrix of an iteration of EML (``discrete``), MPL or REML
+    (``reduced``: unknowns ``z = [q1, λ]``, always discrete) in one compiled call, for a system of
+    bodies, gravity and spherical joints from its ``compiled_data``
+    (:class:`~mbslib.formulations.quaternions.QuaternionSystem`): the equations and blocks of
+    :func:`_livens_equations` (72a–d) and :func:`_reml_equations` (103) in their order. Gravity's
+    gradient is constant (its Jacobian zero)."""
+    Jp, masses, gravity, ground, joint, sign, body, X, lever = data
     N = masses.size
-    m = N + 3 * ground.shape[0]
-    qm = 0.5 * (q0 + q1)
+    n, m = 7 * N, N + 3 * ground.shape[0]
+    q0, p0, v0 = x_n[:n], x_n[n:2 * n], x_n[2 * n:3 * n]
+    q1, lam = z[:n], z[z.size - m:]
+    if reduced:
+        p1, v1 = p0, 2.0 / h * (q1 - q0) - v0  # p1 unused; v1 (101)
+    else:
+        p1, v1 = z[n:2 * n], z[2 * n:3 * n]
+    qm, vm = 0.5 * (q0 + q1), 0.5 * (v0 + v1)
+    # the kinetic parts (_pieces): the DGs (87)–(88), or the continuous ∂T at the midpoint
+    # (_midpoint_kinetic, derivatives in the end values)
     if discrete:
-        k = _dense_kinetic(Jp, masses, q0, q1, v0, v1, 1.0)
-    else:  # continuous ∂T at (q^{n+1/2}, v^{n+1/2}), derivatives in the end values (_midpoint_kinetic)
-        Tq, Tv, Tq_q, Tq_v, Tv_q, Tv_v = _dense_kinetic(Jp, masses, qm, qm, 0.5 * (v0 + v1), 0.5 * (v0 + v1), 2.0)
-        k = Tq, Tv, 0.5 * Tq_q, 0.5 * Tq_v, 0.5 * Tv_q, 0.5 * Tv_v
-    Dgm = _dense_constraint_jacobian(qm, N, m, joint, sign, body, X)
+        ends, scale = (q0, q1, v0, v1), 1.0
+    else:
+        ends, scale = (qm, qm, vm, vm), 2.0
+    Tq, Tv, Tq_q, Tq_v, Tv_q, Tv_v = _dense_kinetic(Jp, masses, ends[0], ends[1], ends[2], ends[3], scale)
+    if not discrete:
+        Tq_q, Tq_v, Tv_q, Tv_v = 0.5 * Tq_q, 0.5 * Tq_v, 0.5 * Tv_q, 0.5 * Tv_v
+    hDgT = h * _dense_constraint_jacobian(qm, N, m, joint, sign, body, X).T
     H = _dense_constraint_hessian(lam, N, joint, body, lever)
     Dg1 = _dense_constraint_jacobian(q1, N, m, joint, sign, body, X)
-    return k, Dgm, H, Dg1, _dense_constraints(q1, N, ground, joint, sign, body, X)
-
-
-@numba.njit(cache=True)
-def _compiled_livens(data, h, x_n, x_n1, discrete):
-    """Residual (72a–d) and dense Newton matrix of EML (``discrete``) or MPL in one compiled call
-    (:func:`_compiled_pieces`): the equations and blocks of :func:`_livens_equations` in its order."""
-    n = 7 * data[1].size
-    q0, p0, v0 = x_n[:n], x_n[n:2 * n], x_n[2 * n:3 * n]
-    q1, p1, v1, lam = x_n1[:n], x_n1[n:2 * n], x_n1[2 * n:3 * n], x_n1[3 * n:]
-    (Tq, Tv, Tq_q, Tq_v, Tv_q, Tv_v), Dgm, H, Dg1, g1 = _compiled_pieces(data, q0, q1, v0, v1, lam, discrete)
-    hDgT = h * Dgm.T
-    R = _livens_residual(h, q0, p0, v0, q1, p1, v1, Tq, Tv, data[2], hDgT @ lam, np.zeros(0), g1)
+    g1 = _dense_constraints(q1, N, ground, joint, sign, body, X)
+    if reduced:
+        R = _reml_residual(h, p0, Tq, Tv, gravity, hDgT @ lam, np.zeros(0), g1)
+        dv = 2.0 / h  # dv1/dq1 = (2/h) I
+        K = np.zeros((R.size, R.size))
+        _add_block(K, 0, 0, 2.0 * Tv_q)
+        _add_block(K, 0, 0, 2.0 * dv * Tv_v)
+        _add_block(K, 0, 0, -h * (Tq_q + dv * Tq_v))
+        _add_block(K, 0, 0, 0.5 * h * H)
+        _add_block(K, 0, n, hDgT)
+        _add_block(K, n, 0, Dg1)
+        return R, K
+    R = _livens_residual(h, q0, p0, v0, q1, p1, v1, Tq, Tv, gravity, hDgT @ lam, np.zeros(0), g1)
     # block rows R1..R4, block columns q1, p1, v1, λ
     K, I = np.zeros((R.size, R.size)), np.eye(n)
     _add_block(K, 0, 0, I)
@@ -411,31 +422,9 @@ def _compiled_livens(data, h, x_n, x_n1, discrete):
     return R, K
 
 
-@numba.njit(cache=True)
-def _compiled_reml(data, h, x_n, y):
-    """Residual (103) and its dense Newton matrix in ``y = [q1, λ]`` in one compiled call: the
-    equations and blocks of :func:`_reml_equations` in its order."""
-    n = 7 * data[1].size
-    q0, p0, v0 = x_n[:n], x_n[n:2 * n], x_n[2 * n:3 * n]
-    q1, lam = y[:n], y[n:]
-    v1 = 2.0 / h * (q1 - q0) - v0  # (101)
-    (Tq, Tv, Tq_q, Tq_v, Tv_q, Tv_v), Dgm, H, Dg1, g1 = _compiled_pieces(data, q0, q1, v0, v1, lam, True)
-    hDgT = h * Dgm.T
-    R = _reml_residual(h, p0, Tq, Tv, data[2], hDgT @ lam, np.zeros(0), g1)
-    dv = 2.0 / h  # dv1/dq1 = (2/h) I
-    K = np.zeros((R.size, R.size))
-    _add_block(K, 0, 0, 2.0 * Tv_q)
-    _add_block(K, 0, 0, 2.0 * dv * Tv_v)
-    _add_block(K, 0, 0, -h * (Tq_q + dv * Tq_v))
-    _add_block(K, 0, 0, 0.5 * h * H)
-    _add_block(K, 0, n, hDgT)
-    _add_block(K, n, 0, Dg1)
-    return R, K
-
-
 def _compiled_data(system: LivensSystem, sparse: bool):
-    """The system's data for the one-call dense evaluations (:func:`_compiled_livens`,
-    :func:`_compiled_reml`), or None: solved sparsely, or a system without them."""
+    """The system's data for the one-call dense evaluations (:func:`_compiled_equations`), or
+    None: solved sparsely, or a system without them."""
     return None if sparse else getattr(system, "compiled_data", None)
 
 
@@ -587,7 +576,7 @@ def _step_livens(system: LivensSystem, x_n, h, t, discrete, jacobian, sparse):
             return _livens_equations(system, x_n, z, h, t, discrete, sparse, eliminate=True)
     else:
         def equations(z):
-            return _compiled_livens(data, h, x_n, z, discrete)
+            return _compiled_equations(data, h, x_n, z, discrete, False)
     x1, rep = _solve_shared(equations, x_n, t, jacobian)  # initial guess: the previous state, λ^n included
     _guard_antipodal(system, x_n[: system.n], x1[: system.n], rep.residual_history, t)
     return x1, rep
@@ -675,7 +664,7 @@ def step_reml(system: LivensSystem, x_n, h, t=0.0, jacobian="analytic", sparse=N
             return _reml_equations(system, x_n, z, h, t, sparse, _band_order(system))
     else:
         def equations(z):
-            return _compiled_reml(data, h, x_n, z)
+            return _compiled_equations(data, h, x_n, z, True, True)
     y, rep = _solve_shared(equations, np.concatenate([q0, lam0]), t, jacobian)
     _guard_antipodal(system, q0, y[:n], rep.residual_history, t)
     return reml_recover(system, x_n, y[:n], h, y[n:], sparse), rep
