@@ -428,6 +428,15 @@ def _compiled_data(system: LivensSystem, sparse: bool):
     return None if sparse else getattr(system, "compiled_data", None)
 
 
+def precompile_dense(system: LivensSystem) -> None:
+    """One EML, MPL and REML step of ``system`` from its initial state, solved densely: compiles
+    (or loads from the cache) :func:`_compiled_equations` for a system with ``compiled_data``, and
+    the kernels around it (for :mod:`mbslib.precompile`)."""
+    x = system.initial_state()
+    for step in (step_eml, step_mpl, step_reml):
+        step(system, x, 1e-3, sparse=False)
+
+
 def _livens_equations(system: LivensSystem, x_n, x_n1, h, t, discrete, sparse=None, eliminate=False):
     """Residual of EML (``discrete``) or MPL, and a function giving its Jacobian in
     ``[q1, p1, v1, λ]`` from the same evaluations.
