@@ -265,6 +265,8 @@ class QuaternionSystem:
     a banded LU (:func:`mbslib.newton.sparse_solve`): the three multipliers of every joint whose
     later body it is, the body's seven coordinates, its unit constraint; a chain's Newton matrix
     then lies within 10 sub- and 10 superdiagonals, half the band of reverse Cuthill–McKee.
+    ``compiled_data`` (a model without springs and loads; else None) holds the arrays from which
+    :mod:`mbslib.integrators.livens` evaluates a dense Newton iteration in one compiled call.
     """
 
     def __init__(self, model: Model):
@@ -317,6 +319,12 @@ class QuaternionSystem:
         multipliers = n + self.N + 3 * np.arange(len(self.joints))[:, None] + np.arange(3)
         self.band_order = np.concatenate([np.zeros(0, dtype=int)] + [
             np.concatenate([multipliers[later == a].ravel(), 7 * a + np.arange(7), [n + a]]) for a in range(self.N)])
+        # bodies, gravity and spherical joints alone: the arrays from which one compiled call
+        # evaluates all of a dense Newton iteration's pieces (mbslib.integrators.livens); springs
+        # and loads are evaluated in Python (None)
+        self.compiled_data = None if self.springs or self.loads else (
+            self._Jp, self.masses, self._gravity, self._ground_points, ends.joint, ends.sign, ends.body, ends.X,
+            self._end_lever)
 
     def _end(self, body, point):
         """``(body, X)``: the lever ``X = Vᵀ p`` in the principal frame, or a ground point as it is."""
