@@ -577,7 +577,7 @@ class WithoutQPV:
 
     (``G₁ = G(q_{n+1})``, ``G₀ = G(q_n)``, ``T̄`` the rows ``(D²g_k M⁻¹ p_{n+1})ᵀ``), whose matrix is
     a sum over the bodies of products of per-body blocks (the rows of each body's constraints over
-    its coordinates, :class:`_BodyBlocks`). Compiled, body by body: the local matrices, their sum
+    its coordinates, ``_BodyBlocks``). Compiled, body by body: the local matrices, their sum
     factorised front by front (the multipliers of body b's constraints that no later body holds
     are eliminated at body b, with partial pivoting among them) and the update; 2m unknowns
     instead of 3d + 2m, the same Newton update up to round-off. What the Jacobian of

@@ -41,7 +41,7 @@ the dense matrices and LAPACK's LU. A Newton matrix is built from the evaluation
 residual at the same iterate. A dense system of bodies, gravity and spherical joints alone (a
 :class:`~mbslib.formulations.quaternions.QuaternionSystem` with ``compiled_data``) evaluates the
 residual and Newton matrix of an EML, MPL or REML iteration in one compiled call
-(:func:`_compiled_equations`; the same equations in the same order, the
+(``_compiled_equations``; the same equations in the same order, the
 same numbers bitwise), so that a single body's step costs about 0.1 ms.
 """
 
@@ -430,7 +430,7 @@ def _compiled_data(system: LivensSystem, sparse: bool):
 
 def precompile_dense(system: LivensSystem) -> None:
     """One EML, MPL and REML step of ``system`` from its initial state, solved densely: compiles
-    (or loads from the cache) :func:`_compiled_equations` for a system with ``compiled_data``, and
+    (or loads from the cache) ``_compiled_equations`` for a system with ``compiled_data``, and
     the kernels around it (for :mod:`mbslib.precompile`)."""
     x = system.initial_state()
     for step in (step_eml, step_mpl, step_reml):
