@@ -242,14 +242,16 @@ def vector_tangent_inv(form, P, dq, v, out):
         out[i] = v[i]
 
 
-@numba.njit(cache=True)
+# inline="always": rotation_block calls these with the literal rows 0, 1, 2, for which numba would
+# compile a separate function each (one per literal value and caller signature).
+@numba.njit(cache=True, inline="always")
 def _dy_drho(work, D, J, Tr, W, dk, k, i):
     """Row i, column k of ``∂y/∂ρ = Tr + D W − J ∂κ/∂ρ``."""
     return (work[Tr, i, k] + D[i][0] * work[W, 0, k] + D[i][1] * work[W, 1, k] + D[i][2] * work[W, 2, k]
             - (work[J, i, 0] * work[dk, 0, k] + work[J, i, 1] * work[dk, 1, k] + work[J, i, 2] * work[dk, 2, k]))
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _dy_dnu(work, D, J, G, dkn, k, i):
     """Row i, column k of ``∂y/∂ν = D Ĝ − J ∂κ/∂ν``."""
     return (D[i][0] * work[G, 0, k] + D[i][1] * work[G, 1, k] + D[i][2] * work[G, 2, k]
