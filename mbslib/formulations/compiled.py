@@ -242,18 +242,28 @@ def vector_tangent_inv(form, P, dq, v, out):
         out[i] = v[i]
 
 
+# One call per column, not per row: numba would compile a row function once for every literal
+# row index 0, 1, 2 (and caller signature).
 @numba.njit(cache=True)
-def _dy_drho(work, D, J, Tr, W, dk, k, i):
-    """Row i, column k of ``∂y/∂ρ = Tr + D W − J ∂κ/∂ρ``."""
-    return (work[Tr, i, k] + D[i][0] * work[W, 0, k] + D[i][1] * work[W, 1, k] + D[i][2] * work[W, 2, k]
-            - (work[J, i, 0] * work[dk, 0, k] + work[J, i, 1] * work[dk, 1, k] + work[J, i, 2] * work[dk, 2, k]))
+def _dy_drho(work, D, J, Tr, W, dk, k):
+    """Column k of ``∂y/∂ρ = Tr + D W − J ∂κ/∂ρ``, its three rows as a tuple."""
+    return (work[Tr, 0, k] + D[0][0] * work[W, 0, k] + D[0][1] * work[W, 1, k] + D[0][2] * work[W, 2, k]
+            - (work[J, 0, 0] * work[dk, 0, k] + work[J, 0, 1] * work[dk, 1, k] + work[J, 0, 2] * work[dk, 2, k]),
+            work[Tr, 1, k] + D[1][0] * work[W, 0, k] + D[1][1] * work[W, 1, k] + D[1][2] * work[W, 2, k]
+            - (work[J, 1, 0] * work[dk, 0, k] + work[J, 1, 1] * work[dk, 1, k] + work[J, 1, 2] * work[dk, 2, k]),
+            work[Tr, 2, k] + D[2][0] * work[W, 0, k] + D[2][1] * work[W, 1, k] + D[2][2] * work[W, 2, k]
+            - (work[J, 2, 0] * work[dk, 0, k] + work[J, 2, 1] * work[dk, 1, k] + work[J, 2, 2] * work[dk, 2, k]))
 
 
 @numba.njit(cache=True)
-def _dy_dnu(work, D, J, G, dkn, k, i):
-    """Row i, column k of ``∂y/∂ν = D Ĝ − J ∂κ/∂ν``."""
-    return (D[i][0] * work[G, 0, k] + D[i][1] * work[G, 1, k] + D[i][2] * work[G, 2, k]
-            - (work[J, i, 0] * work[dkn, 0, k] + work[J, i, 1] * work[dkn, 1, k] + work[J, i, 2] * work[dkn, 2, k]))
+def _dy_dnu(work, D, J, G, dkn, k):
+    """Column k of ``∂y/∂ν = D Ĝ − J ∂κ/∂ν``, its three rows as a tuple."""
+    return (D[0][0] * work[G, 0, k] + D[0][1] * work[G, 1, k] + D[0][2] * work[G, 2, k]
+            - (work[J, 0, 0] * work[dkn, 0, k] + work[J, 0, 1] * work[dkn, 1, k] + work[J, 0, 2] * work[dkn, 2, k]),
+            D[1][0] * work[G, 0, k] + D[1][1] * work[G, 1, k] + D[1][2] * work[G, 2, k]
+            - (work[J, 1, 0] * work[dkn, 0, k] + work[J, 1, 1] * work[dkn, 1, k] + work[J, 1, 2] * work[dkn, 2, k]),
+            D[2][0] * work[G, 0, k] + D[2][1] * work[G, 1, k] + D[2][2] * work[G, 2, k]
+            - (work[J, 2, 0] * work[dkn, 0, k] + work[J, 2, 1] * work[dkn, 1, k] + work[J, 2, 2] * work[dkn, 2, k]))
 
 
 @numba.njit(cache=True)
@@ -308,10 +318,8 @@ def rotation_block(form, work, b, J, Tr, Tw, W, v, o, jac, M, g, K, C):
             for j in range(l):
                 acc += work[dG, i, j] * v[o + j]
             work[W, i, k] = acc
-        dyr = (_dy_drho(work, D, J, Tr, W, dk, k, 0), _dy_drho(work, D, J, Tr, W, dk, k, 1),
-               _dy_drho(work, D, J, Tr, W, dk, k, 2))
-        dyn = (_dy_dnu(work, D, J, G, dkn, k, 0), _dy_dnu(work, D, J, G, dkn, k, 1),
-               _dy_dnu(work, D, J, G, dkn, k, 2))
+        dyr = _dy_drho(work, D, J, Tr, W, dk, k)
+        dyn = _dy_dnu(work, D, J, G, dkn, k)
         for a in range(l):
             K[o + a, o + k] = -(work[dG, 0, a] * y[0] + work[dG, 1, a] * y[1] + work[dG, 2, a] * y[2]
                                 + work[G, 0, a] * dyr[0] + work[G, 1, a] * dyr[1] + work[G, 2, a] * dyr[2])

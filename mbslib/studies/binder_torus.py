@@ -90,11 +90,14 @@ def _run_nb(x, v, alpha, w, h, n_steps, scheme, stride, E_ref, blowup,
 
 @numba.njit(cache=True)
 def _store(out, x, v, alpha, w):
-    """One recorded state, ``out`` of shape (4, n, 3)."""
-    out[0] = x
-    out[1] = v
-    out[2] = alpha
-    out[3] = w
+    """One recorded state, ``out`` of shape (4, n, 3) (element loops: an array assignment compiles
+    its shape check and error message too)."""
+    for k in range(x.shape[0]):
+        for d in range(3):
+            out[0, k, d] = x[k, d]
+            out[1, k, d] = v[k, d]
+            out[2, k, d] = alpha[k, d]
+            out[3, k, d] = w[k, d]
 
 
 def simulate_torus(system: BondedSpheresSystem, scheme: str, h: float, t_end: float, *, stride: int = 1,
