@@ -409,9 +409,10 @@ def _run(model, form, P, band, j, n_pages, width, q0, v0, h, n_steps, coefficien
 def _step_entry(model, form, P, band, j, n_pages, q, v, vd, a, t, h, coefficients, settings, history):
     """One step of :func:`_integrate` from ``t`` (for :func:`step_genalpha`)."""
     lam = np.zeros(j)
-    totals, _, _, status, n_iter = _integrate(model, form, P, band, n_pages, j, q, v, vd, a, lam, t, h, 1,
-                                              coefficients,
-                                              settings, 0, np.zeros((0, 0)), history)
+    # np.int64: the literals 1 and 0 would make numba compile _integrate a second time (for
+    # Literal[int] arguments) instead of reusing the specialization of _run
+    totals, _, _, status, n_iter = _integrate(model, form, P, band, n_pages, j, q, v, vd, a, lam, t, h, np.int64(1),
+                                              coefficients, settings, np.int64(0), np.zeros((0, 0)), history)
     return q, v, vd, a, lam, n_iter, status, totals
 
 
