@@ -12,9 +12,10 @@ Every call below is a tiny run with the argument types the chapters use, so that
 signatures are the ones the chapters look up.
 
 On an empty cache the machine has more cores than the compiler uses (numba compiles in one
-thread): two processes compile two halves at once, the generalized-α driver with the single
-bodies, and everything that does not need it first (the Runge–Kutta driver, the torus, the model
-evaluations) with the systems after it. The halves share a few functions, which both may compile;
+thread): two processes compile two halves at once: the generalized-α driver with the single
+bodies and then the shoot-out's GGL-VI; and everything that does not need the driver first (the
+Runge–Kutta driver, the torus, the shoot-out's EML, MPL and REML, the model evaluations) with the
+systems after it. The halves share a few functions, which both may compile;
 numba writes each cache file whole, but two processes adding signatures to one index at once can
 lose one, so this process then runs every call once more: it loads what is cached and compiles
 whatever is missing. ``python -m mbslib.precompile --serial`` compiles in this process only.
@@ -116,13 +117,40 @@ def _director_body() -> None:
     step_em(make_body(), initial_state([1.0, 2.0, 0.0]), 1e-3)
 
 
+def _livens_schemes() -> None:
+    """The compiled Newton iteration of EML, MPL and REML on a dense system, as the shoot-out runs
+    them from Python (one signature serves every body system without springs or loads)."""
+    from mbslib.formulations.quaternions import QuaternionSystem
+    from mbslib.integrators import livens
+    from mbslib.systems.chain import chain
+
+    livens.precompile_dense(QuaternionSystem(chain(2)))
+
+
+def _ggl_chain() -> None:
+    """The compiled Newton update of the GGL-VI on the shoot-out's chain (sparse from N = 4 on)."""
+    from mbslib.formulations.directors import director_system, initial_coordinates
+    from mbslib.integrators import ggl
+    from mbslib.systems.chain import chain
+
+    system = director_system(chain(2))
+    ggl.step_ggl(system, ggl.initial_vector(system, *initial_coordinates(chain(2))), 1e-3, sparse=True)
+
+
+def _first_half(driver_ready) -> None:
+    """The single bodies (the generalized-α driver first), then the GGL-VI on the chain."""
+    _single_bodies(driver_ready)
+    _ggl_chain()
+
+
 def _second_half(driver_ready) -> None:
-    """The Runge–Kutta driver, the torus, the director body and the systems; the systems'
-    generalized-α runs wait until the first half has compiled (and cached) the driver."""
+    """The Runge–Kutta driver, the torus, the director body, the Livens schemes and the systems;
+    the systems' generalized-α runs wait until the first half has compiled (and cached) the driver."""
     from mbslib.integrators import runge_kutta  # noqa: F401  (compiles its entry points on import)
 
     _torus()
     _director_body()
+    _livens_schemes()
     _systems(driver_ready)
 
 
@@ -138,7 +166,7 @@ def main(parallel: bool = True) -> float:
     if parallel and _cache_is_empty():
         context = multiprocessing.get_context("spawn")
         driver_ready = context.Event()
-        halves = [context.Process(target=_single_bodies, args=(driver_ready,), name="single bodies"),
+        halves = [context.Process(target=_first_half, args=(driver_ready,), name="single bodies and implicit schemes"),
                   context.Process(target=_second_half, args=(driver_ready,), name="torus and systems")]
         for half in halves:
             half.start()
@@ -152,6 +180,8 @@ def main(parallel: bool = True) -> float:
     _systems()
     _torus()
     _director_body()
+    _livens_schemes()
+    _ggl_chain()
     return time.perf_counter() - start
 
 
