@@ -79,7 +79,7 @@ from mbslib.formulations.compiled import (
     page_mv,
     rotation_block,
 )
-from mbslib.formulations.rotation_parameters import BODY_PAGES, DR_, G_, R_, RATES_
+from mbslib.formulations.rotation_parameters import BODY_PAGES
 from mbslib.kernels import (
     compose_rv,
     cross3,
@@ -393,8 +393,17 @@ def com_state(code, q, v, P):
 # parameters enter through the formulation bundle (R, Ĝ, κ = Ġν and their derivatives), the
 # analytic Jacobians follow from the chain rule of formulations.compiled.rotation_block. The body's
 # pages come first in the work array (rotation_parameters), then the scratch pages below.
+#
+# Pages, offsets and flags reach the kernels called below as np.int64 / np.bool_ values, never as
+# Python int or bool literals: numba compiles a callee once more for each literal value it is
+# called with (Literal[int], Literal[bool]), the same machine code again.
 
-_J, _TR, _TW, _W, _TX, _TU, _FW, _FR = (BODY_PAGES + k for k in range(8))
+R_, DR_, G_, RATES_ = (np.int64(page) for page in (rp.R_, rp.DR_, rp.G_, rp.RATES_))
+_J, _TR, _TW, _W, _TX, _TU, _FW, _FR = (np.int64(BODY_PAGES + k) for k in range(8))
+_FIRST = np.int64(0)  # the body's first page; ρ (and its rows) of a top about its fixed point
+_AFTER_X = np.int64(3)  # ρ (and its rows) after the position x; the normalisation after 3 joint rows
+_ABOUT_PIVOT, _ABOUT_COM = np.bool_(True), np.bool_(False)  # shift of _inertia: J_O or J
+_NO_JAC = np.bool_(False)
 _SINGLE_PAGES = BODY_PAGES + 8
 
 
@@ -415,7 +424,7 @@ def top_dynamics(form, P, q, v, t, jac, work, M, g, K, C):
     ``∂τ/∂ρ_k = X × (∂R/∂ρ_k)ᵀ m g``."""
     m, X = P[0], (P[10], P[11], P[12])
     form[2](q, v, 0, jac, work, 0)
-    _inertia(P, work, True)
+    _inertia(P, work, _ABOUT_PIVOT)
     f0, f1, f2 = m * P[13], m * P[14], m * P[15]
     c = page_mtv(work, R_, f0, f1, f2)  # Rᵀ m g
     g[0] = X[1] * c[2] - X[2] * c[1]
@@ -428,7 +437,7 @@ def top_dynamics(form, P, q, v, t, jac, work, M, g, K, C):
             work[_TR, 0, k] = X[1] * d[2] - X[2] * d[1]
             work[_TR, 1, k] = X[2] * d[0] - X[0] * d[2]
             work[_TR, 2, k] = X[0] * d[1] - X[1] * d[0]
-    rotation_block(form, work, 0, _J, _TR, _TW, _W, v, 0, jac, M, g, K, C)
+    rotation_block(form, work, _FIRST, _J, _TR, _TW, _W, v, _FIRST, jac, M, g, K, C)
 
 
 @numba.njit(cache=True)
@@ -436,7 +445,7 @@ def _position_rows(P, work, jac, M, g, K, C):
     """The top at its centre of mass, before its rotation block: ``J`` into page ``_J``, ``m I``
     and the weight ``m g`` on the position rows, zero torque, ``M`` (and ``K, C``) zero elsewhere."""
     m = P[0]
-    _inertia(P, work, False)
+    _inertia(P, work, _ABOUT_COM)
     M[:, :] = 0.0
     for i in range(3):
         M[i, i] = m
@@ -456,7 +465,7 @@ def spherical_top_dynamics(form, P, q, v, t, jac, work, M, g, K, C):
     if jac:
         clear_page(work, _TR)
         clear_page(work, _TW)
-    rotation_block(form, work, 0, _J, _TR, _TW, _W, v, 3, jac, M, g, K, C)
+    rotation_block(form, work, _FIRST, _J, _TR, _TW, _W, v, _AFTER_X, jac, M, g, K, C)
 
 
 # The Lie group formulation (RV) of the two tops: ``Ĝ = I`` and ``κ = 0``, so the rotation block
@@ -498,13 +507,13 @@ def top_dynamics_rv(form, P, q, v, t, jac, work, M, g, K, C):
     """:func:`top_dynamics` in RV: ``M = J_O``, ``g = X × Rᵀ m g − ω × J_O ω``, ``K = −X̃ (Rᵀ m g)~``
     (``∂(Rᵀ f)/∂z_k = (Rᵀ f) × e_k`` along ``R exp(z̃)``), ``C = ω̃ J_O − (J_O ω)~``."""
     m, X = P[0], (P[10], P[11], P[12])
-    rp.kin_rv(q, v, 0, False, work, 0)
-    _inertia(P, work, True)
+    rp.kin_rv(q, v, _FIRST, _NO_JAC, work, _FIRST)
+    _inertia(P, work, _ABOUT_PIVOT)
     c = page_mtv(work, R_, m * P[13], m * P[14], m * P[15])  # Rᵀ m g
     g[0] = X[1] * c[2] - X[2] * c[1]
     g[1] = X[2] * c[0] - X[0] * c[2]
     g[2] = X[0] * c[1] - X[1] * c[0]
-    _gyroscopic_rv(work, v, 0, jac, M, g, C)
+    _gyroscopic_rv(work, v, _FIRST, jac, M, g, C)
     if jac:
         for k in range(3):
             d = (c[1] if k == 2 else -c[2] if k == 1 else 0.0,  # c × e_k
@@ -520,14 +529,14 @@ def spherical_top_dynamics_rv(form, P, q, v, t, jac, work, M, g, K, C):
     """:func:`spherical_top_dynamics` in RV: ``M = diag(m I, J)``, ``g = [m g; −ω × Jω]``, ``K = 0``
     (no force turns with the body), ``C = [0; ω̃J − (Jω)~]``."""
     _position_rows(P, work, jac, M, g, K, C)
-    _gyroscopic_rv(work, v, 3, jac, M, g, C)
+    _gyroscopic_rv(work, v, _AFTER_X, jac, M, g, C)
 
 
 @numba.njit(cache=True)
 def spherical_constraints_rv(form, P, q, work, phi, B):
     """:func:`spherical_constraints` in RV: ``Φ = x − R X``, ``B = [I, R X̃]``."""
     X = (P[10], P[11], P[12])
-    rp.kin_rv(q, q, 3, False, work, 0)
+    rp.kin_rv(q, q, _AFTER_X, _NO_JAC, work, _FIRST)
     B[:, :] = 0.0
     RX = page_mv(work, R_, X[0], X[1], X[2])
     for k in range(3):  # R (X × e_k)
@@ -555,7 +564,7 @@ def rotor_dynamics(form, P, q, v, t, jac, work, M, g, K, C):
     tq = (P[13], P[14], P[15])
     l = form[0]
     form[2](q, v, 3, jac, work, 0)
-    _inertia(P, work, False)
+    _inertia(P, work, _ABOUT_COM)
     w1, w2 = work[RATES_, 0, 1], work[RATES_, 0, 2]
     M[:, :] = 0.0
     rt = page_mtv(work, R_, tq[0], tq[1], tq[2])  # Rᵀ t
@@ -613,7 +622,7 @@ def rotor_dynamics(form, P, q, v, t, jac, work, M, g, K, C):
     if jac:
         K[:, :] = 0.0
         C[:, :] = 0.0
-    rotation_block(form, work, 0, _J, _TR, _TW, _W, v, 3, jac, M, g, K, C)
+    rotation_block(form, work, _FIRST, _J, _TR, _TW, _W, v, _AFTER_X, jac, M, g, K, C)
     if not jac:
         return
     for i in range(3):
@@ -636,13 +645,13 @@ def rotor_dynamics(form, P, q, v, t, jac, work, M, g, K, C):
 def free_constraints(form, P, q, work, phi, B):
     """A body without joints: only the formulation's normalisation."""
     B[:, :] = 0.0
-    normalizations(form, q, 0, phi, B)
+    normalizations(form, q, _FIRST, phi, B)
 
 
 @numba.njit(cache=True)
-def _r_skew_row(work, i, a0, a1, a2, X):
-    """Row ``i`` of ``R ã`` times ``−X`` (``R`` in page ``R_``)."""
-    r0, r1, r2 = work[R_, i, 0], work[R_, i, 1], work[R_, i, 2]
+def _r_skew_row(r, a0, a1, a2, X):
+    """Row ``r`` of ``R`` (a row of page ``R_``) times ``ã``, times ``−X``."""
+    r0, r1, r2 = r[0], r[1], r[2]
     return (r1 * a2 - r2 * a1) * -X[0] + (r2 * a0 - r0 * a2) * -X[1] + (r0 * a1 - r1 * a0) * -X[2]
 
 
@@ -667,14 +676,14 @@ def spherical_constraints(form, P, q, work, phi, B):
         elif exact_ep:
             col = page_mv(work, DR_ + k, -X[0], -X[1], -X[2])
         else:  # R (Ĝ e_k)~ (−X), row by row
-            col = (_r_skew_row(work, 0, a0, a1, a2, X), _r_skew_row(work, 1, a0, a1, a2, X),
-                   _r_skew_row(work, 2, a0, a1, a2, X))
+            col = (_r_skew_row(work[R_, 0], a0, a1, a2, X), _r_skew_row(work[R_, 1], a0, a1, a2, X),
+                   _r_skew_row(work[R_, 2], a0, a1, a2, X))
         for i in range(3):
             B[i, 3 + k] = col[i]
     for i in range(3):
         phi[i] = q[i] - RX[i]
         B[i, i] = 1.0
-    normalizations(form, q, 3, phi, B)
+    normalizations(form, q, _AFTER_X, phi, B)
 
 
 @numba.njit(cache=True)
