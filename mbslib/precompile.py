@@ -13,9 +13,10 @@ signatures are the ones the chapters look up.
 
 On an empty cache the machine has more cores than the compiler uses (numba compiles in one
 thread): two processes compile two halves at once: the generalized-α driver with the single
-bodies and then the shoot-out's GGL-VI; and everything that does not need the driver first (the
-Runge–Kutta driver, the torus, the shoot-out's EML, MPL and REML, the model evaluations) with the
-systems after it. The halves share a few functions, which both may compile;
+bodies and then the shoot-out's GGL-VI and chapter 004's director body; and everything that
+does not need the driver first (the Runge–Kutta driver, the torus, the shoot-out's EML, MPL and
+REML, the model evaluations) with the systems after it. The halves share a few functions, which
+both may compile;
 numba writes each cache file whole, but two processes adding signatures to one index at once can
 lose one, so this process then runs every call once more: it loads what is cached and compiles
 whatever is missing. ``python -m mbslib.precompile --serial`` compiles in this process only.
@@ -138,18 +139,19 @@ def _ggl_chain() -> None:
 
 
 def _first_half(driver_ready) -> None:
-    """The single bodies (the generalized-α driver first), then the GGL-VI on the chain."""
+    """The single bodies (the generalized-α driver first), then the GGL-VI on the chain and the
+    director body of chapter 004."""
     _single_bodies(driver_ready)
     _ggl_chain()
+    _director_body()
 
 
 def _second_half(driver_ready) -> None:
-    """The Runge–Kutta driver, the torus, the director body, the Livens schemes and the systems;
+    """The Runge–Kutta driver, the torus, the Livens schemes and the systems;
     the systems' generalized-α runs wait until the first half has compiled (and cached) the driver."""
     from mbslib.integrators import runge_kutta  # noqa: F401  (compiles its entry points on import)
 
     _torus()
-    _director_body()
     _livens_schemes()
     _systems(driver_ready)
 
