@@ -118,6 +118,41 @@ def lu_factor(A, piv):
 
 
 @numba.njit(cache=True)
+def inverse(A, out):
+    """``out = A⁻¹`` by Gauss–Jordan elimination with partial pivoting (``A`` overwritten),
+    skipping the rows with nothing to eliminate (small blocks that are mostly zero). Returns False
+    if ``A`` is singular to working precision (the test of :func:`lu_factor`; ``out`` then unset)."""
+    n = A.shape[0]
+    scale = 0.0
+    for i in range(n):
+        for j in range(n):
+            scale = max(scale, abs(A[i, j]))
+            out[i, j] = 1.0 if i == j else 0.0
+    for k in range(n):
+        p = k
+        for i in range(k + 1, n):
+            if abs(A[i, k]) > abs(A[p, k]):
+                p = i
+        if abs(A[p, k]) <= 1e-15 * scale:
+            return False
+        if p != k:
+            for j in range(n):
+                A[k, j], A[p, j] = A[p, j], A[k, j]
+                out[k, j], out[p, j] = out[p, j], out[k, j]
+        pivot = A[k, k]
+        for j in range(n):
+            A[k, j] /= pivot
+            out[k, j] /= pivot
+        for i in range(n):
+            factor = A[i, k]
+            if i != k and factor != 0.0:
+                for j in range(n):
+                    A[i, j] -= factor * A[k, j]
+                    out[i, j] -= factor * out[k, j]
+    return True
+
+
+@numba.njit(cache=True)
 def _lu_factor_in_band(A, kl, ku, piv):
     """:func:`lu_factor` of a dense ``A`` whose nonzeros lie within ``kl`` sub- and ``ku``
     superdiagonals: the pivot search and the eliminations of column ``k`` skip the rows below

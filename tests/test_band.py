@@ -12,6 +12,7 @@ from mbslib.kernels import (
     band_lu_factor,
     band_lu_solve_in_place,
     band_width,
+    inverse,
     lu_factor,
     lu_solve_in_place,
 )
@@ -175,3 +176,18 @@ def test_factorisation_work_is_that_of_the_lu_the_kernels_use():
     # linear in the number of bodies
     ratio = ga.factorisation_work(chain_model(32)) / ga.factorisation_work(chain_model(16))
     assert ratio == pytest.approx(2.0, rel=0.05)
+
+
+def test_inverse_by_gauss_jordan_and_its_singularity_test(rng):
+    """kernels.inverse agrees with LAPACK's inverse (a mostly-zero block as the GGL-VI's, and a
+    full one), leaves A's rows swapped as needed, and reports a singular matrix instead of
+    dividing by a zero pivot, like lu_factor."""
+    block = np.diag(rng.uniform(1.0, 2.0, 12))
+    block[3:6, 3:6] += 0.1 * rng.normal(size=(3, 3))
+    for A in (block, rng.normal(size=(7, 7))):
+        out = np.empty_like(A)
+        assert inverse(A.copy(), out)
+        np.testing.assert_allclose(out, np.linalg.inv(A), rtol=1e-12, atol=1e-12)
+    singular = np.array([[1.0, 2.0], [2.0, 4.0]])
+    assert not inverse(singular.copy(), np.empty((2, 2)))
+    assert not lu_factor(singular.copy(), np.zeros(2, dtype=np.int64))

@@ -44,6 +44,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
+from mbslib.kernels import inverse
 from mbslib.newton import BandedBlocks, NewtonError, NewtonReport, Triplets, block_matrix, newton_solve
 from mbslib.symplectic import step_map_jacobian
 from mbslib.validation import positive
@@ -354,38 +355,10 @@ def _times(A, B, out):
 
 
 @numba.njit(cache=True)
-def _inverse(A, out):
-    """``out = A⁻¹`` by Gauss–Jordan elimination with partial pivoting (A overwritten), skipping
-    the rows with nothing to eliminate (a director body's blocks are mostly zero)."""
-    n = A.shape[0]
-    for i in range(n):
-        for j in range(n):
-            out[i, j] = 1.0 if i == j else 0.0
-    for k in range(n):
-        p = k
-        for i in range(k + 1, n):
-            if abs(A[i, k]) > abs(A[p, k]):
-                p = i
-        if p != k:
-            for j in range(n):
-                A[k, j], A[p, j] = A[p, j], A[k, j]
-                out[k, j], out[p, j] = out[p, j], out[k, j]
-        pivot = A[k, k]
-        for j in range(n):
-            A[k, j] /= pivot
-            out[k, j] /= pivot
-        for i in range(n):
-            factor = A[i, k]
-            if i != k and factor != 0.0:
-                for j in range(n):
-                    A[i, j] -= factor * A[k, j]
-                    out[i, j] -= factor * out[k, j]
-
-
-@numba.njit(cache=True)
 def _local_matrices(h, M, Minv, G1, Gbar, G0, T, Gamma):
     """Every body's ``P = (M + h Γ)⁻¹`` and its local multipliers' matrix, the blocks λλ, λγ, γλ, γγ
-    of :class:`WithoutQPV`'s equations, shape (N, 2R, 2R)."""
+    of :class:`WithoutQPV`'s equations, shape (N, 2R, 2R), and the first body whose ``M + h Γ``
+    is singular to working precision (−1: none; the blocks from it on are then left unset)."""
     n, r, size = G1.shape
     P = np.empty((n, size, size))
     local = np.zeros((n, 2 * r, 2 * r))
@@ -399,7 +372,8 @@ def _local_matrices(h, M, Minv, G1, Gbar, G0, T, Gamma):
                 BMinv[i, j] = h * h * Mi[i] * Gamma[b, i, j] * Mi[j]  # B M⁻¹ = h M⁻¹ + h² M⁻¹ Γ M⁻¹
             A[i, i] += M[b * size + i]
             BMinv[i, i] += h * Mi[i]
-        _inverse(A, P[b])
+        if not inverse(A, P[b]):
+            return P, local, b
         for s in range(r):
             for i in range(size):
                 G1B[s, i], GbarP[s, i] = 0.0, 0.0
@@ -414,7 +388,7 @@ def _local_matrices(h, M, Minv, G1, Gbar, G0, T, Gamma):
         _times_transposed(G1Mi, Gbar[b], block[:r, r:], h)  # λγ: h G₁ M⁻¹ Ḡᵀ
         _times_transposed(Y, G0[b], block[r:, :r], -h)  # γλ
         _times_transposed(GbarP, T[b], block[r:, r:], -h)  # γγ: −h Ḡ P T̄ᵀ
-    return P, local
+    return P, local, -1
 
 
 @numba.njit(cache=True)
@@ -611,15 +585,18 @@ class WithoutQPV:
         self.G1, self.Gbar, self.T = blocks.rows(q1), blocks.rows(q0 + h * v), blocks.rows(system.Minv * p1, False)
         self.Gamma = _hessian_blocks(np.asarray(gam, dtype=float), blocks.h_body, blocks.h_row, blocks.h_col,
                                      blocks.h_con, blocks.h_value, blocks.n, blocks.size)
-        self.P, self.local = _local_matrices(h, system.M, system.Minv, self.G1, self.Gbar, self.G0, self.T,
-                                             self.Gamma)
+        self.P, self.local, self.singular_body = _local_matrices(h, system.M, system.Minv, self.G1, self.Gbar,
+                                                                 self.G0, self.T, self.Gamma)
         self.factors = None
 
     def solve(self, r: np.ndarray) -> np.ndarray:
         """The Newton update ``dx`` with ``J dx = r``, ``J`` the whole matrix of :func:`jacobian_ggl`.
 
-        Raises ``numpy.linalg.LinAlgError`` for a zero pivot (an exactly singular matrix)."""
+        Raises ``numpy.linalg.LinAlgError`` for a zero pivot (an exactly singular matrix) or a body
+        whose ``M + h Γ`` is singular."""
         b = self.blocks
+        if self.singular_body >= 0:
+            raise np.linalg.LinAlgError(f"M + h Γ of body {self.singular_body} is singular")
         if self.factors is None:
             F, pivots, failed = _factorise_fronts(self.local, b.local_at, b.front, b.start, b.n_elim, b.carry,
                                                   b.storage)
