@@ -71,6 +71,17 @@ def mtv(A, x):
 
 
 @numba.njit(cache=True)
+def _pivot_row(A, k, last, scale):
+    """Partial pivoting: the row in ``k..last`` with the largest ``|A[i, k]|``, or −1 if that is
+    at most ``1e-15·scale`` (singular to working precision)."""
+    p = k
+    for i in range(k + 1, last + 1):
+        if abs(A[i, k]) > abs(A[p, k]):
+            p = i
+    return p if abs(A[p, k]) > 1e-15 * scale else -1
+
+
+@numba.njit(cache=True)
 def solve(A, b):
     """Solve ``A x = b`` by Gaussian elimination with partial pivoting (small dense systems).
 
@@ -84,11 +95,8 @@ def solve(A, b):
         for j in range(n):
             scale = max(scale, abs(M[i, j]))
     for k in range(n):
-        p = k
-        for i in range(k + 1, n):
-            if abs(M[i, k]) > abs(M[p, k]):
-                p = i
-        if abs(M[p, k]) <= 1e-15 * scale:
+        p = _pivot_row(M, k, n - 1, scale)
+        if p < 0:
             return np.full(n, np.nan)
         if p != k:
             for j in range(n):
@@ -129,11 +137,8 @@ def inverse(A, out):
             scale = max(scale, abs(A[i, j]))
             out[i, j] = 1.0 if i == j else 0.0
     for k in range(n):
-        p = k
-        for i in range(k + 1, n):
-            if abs(A[i, k]) > abs(A[p, k]):
-                p = i
-        if abs(A[p, k]) <= 1e-15 * scale:
+        p = _pivot_row(A, k, n - 1, scale)
+        if p < 0:
             return False
         if p != k:
             for j in range(n):
@@ -165,13 +170,10 @@ def _lu_factor_in_band(A, kl, ku, piv):
             scale = max(scale, abs(A[i, j]))
     for k in range(n):
         last, right = min(k + kl, n - 1), min(k + kl + ku, n - 1)
-        p = k
-        for i in range(k + 1, last + 1):
-            if abs(A[i, k]) > abs(A[p, k]):
-                p = i
-        piv[k] = p
-        if abs(A[p, k]) <= 1e-15 * scale:
+        p = _pivot_row(A, k, last, scale)
+        if p < 0:
             return False
+        piv[k] = p
         if p != k:
             for j in range(n):
                 A[k, j], A[p, j] = A[p, j], A[k, j]
