@@ -11,6 +11,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from mbslib.in_place import in_place
+
 
 @numba.njit(cache=True)
 def cross3(a, b):
@@ -70,7 +72,7 @@ def mtv(A, x):
     return out
 
 
-@numba.njit(cache=True)
+@in_place
 def _pivot_row(A, k, last, scale):
     """Partial pivoting: the row in ``k..last`` with the largest ``|A[i, k]|``, or −1 if that is
     at most ``1e-15·scale`` (singular to working precision)."""
@@ -116,7 +118,7 @@ def solve(A, b):
     return x
 
 
-@numba.njit(cache=True)
+@in_place
 def lu_factor(A, piv):
     """LU factorisation with partial pivoting of ``A`` in place (``P A = L U``, unit L below the
     diagonal, U on and above it); the row swaps go to ``piv``. Returns False if ``A`` is singular
@@ -125,7 +127,7 @@ def lu_factor(A, piv):
     return _lu_factor_in_band(A, n - 1, n - 1, piv)
 
 
-@numba.njit(cache=True)
+@in_place
 def inverse(A, out):
     """``out = A⁻¹`` by Gauss–Jordan elimination with partial pivoting (``A`` overwritten),
     skipping the rows with nothing to eliminate (small blocks that are mostly zero). Returns False
@@ -157,7 +159,7 @@ def inverse(A, out):
     return True
 
 
-@numba.njit(cache=True)
+@in_place
 def _lu_factor_in_band(A, kl, ku, piv):
     """:func:`lu_factor` of a dense ``A`` whose nonzeros lie within ``kl`` sub- and ``ku``
     superdiagonals: the pivot search and the eliminations of column ``k`` skip the rows below
@@ -186,7 +188,7 @@ def _lu_factor_in_band(A, kl, ku, piv):
     return True
 
 
-@numba.njit(cache=True)
+@in_place
 def lu_solve_in_place(LU, piv, x):
     """Overwrite ``x`` (the right-hand side) with the solution of ``A x = b``, ``LU, piv`` the
     factors of :func:`lu_factor` (no allocation). The zeros of the factors (a sparse matrix
@@ -223,7 +225,7 @@ def band_first(i, n, kl, ku):
     return min(max(0, i - kl), n - band_width(n, kl, ku))
 
 
-@numba.njit(cache=True)
+@in_place
 def band_lu_factor(W, kl, ku, piv):
     """LU factorisation with partial pivoting of a band matrix in place: the same eliminations
     as :func:`lu_factor`, restricted to the band.
@@ -270,7 +272,7 @@ def band_lu_factor(W, kl, ku, piv):
     return True
 
 
-@numba.njit(cache=True)
+@in_place
 def band_lu_solve_in_place(W, kl, ku, piv, x):
     """Overwrite ``x`` with the solution of ``A x = b``, ``W, piv`` the factors of
     :func:`band_lu_factor` (no allocation; cost O(N (2 kl + ku))); zeros of the factors are

@@ -44,6 +44,7 @@ from numba import types
 from numba.experimental.function_type import _get_wrapper_address
 
 from mbslib.formulations.rotation_parameters import DG_, DKAPPA_, G_, RATES_
+from mbslib.in_place import in_place
 
 warnings.filterwarnings("ignore", category=numba.NumbaExperimentalFeatureWarning)
 
@@ -150,7 +151,7 @@ def workspace(n_pages):
     return np.zeros((n_pages, 4, 4))
 
 
-@numba.njit(cache=True)
+@in_place
 def clear_page(work, page):
     """Zero page ``page`` of ``work``."""
     for i in range(4):
@@ -158,7 +159,7 @@ def clear_page(work, page):
             work[page, i, j] = 0.0
 
 
-@numba.njit(cache=True)
+@in_place
 def page_mv(work, A, x0, x1, x2):
     """Page ``A`` (its 3×3 block) times ``[x0, x1, x2]``, as a tuple."""
     return (work[A, 0, 0] * x0 + work[A, 0, 1] * x1 + work[A, 0, 2] * x2,
@@ -166,7 +167,7 @@ def page_mv(work, A, x0, x1, x2):
             work[A, 2, 0] * x0 + work[A, 2, 1] * x1 + work[A, 2, 2] * x2)
 
 
-@numba.njit(cache=True)
+@in_place
 def page_mtv(work, A, x0, x1, x2):
     """Page ``A`` (its 3×3 block) transposed times ``[x0, x1, x2]``, as a tuple."""
     return (work[A, 0, 0] * x0 + work[A, 1, 0] * x1 + work[A, 2, 0] * x2,
@@ -174,7 +175,7 @@ def page_mtv(work, A, x0, x1, x2):
             work[A, 0, 2] * x0 + work[A, 1, 2] * x1 + work[A, 2, 2] * x2)
 
 
-@numba.njit(cache=True)
+@in_place
 def layout(form, n):
     """``(number of bodies, coordinates per body, offset of ρ in a body)`` of ``n`` coordinates:
     one body about a fixed point (``n = l``) or bodies with positions (``n = nb (3 + l)``)."""
@@ -184,7 +185,7 @@ def layout(form, n):
     return n // (3 + l), 3 + l, 3
 
 
-@numba.njit(cache=True)
+@in_place
 def bodies_uac(form, P, q_n, dq, q):
     """Update absolute coordinates (Algorithm 1): ``x = x_n + Δx`` (eq. 29) and the formulation's
     update of each body's rotation parameters (eq. 30 for RV, eq. 31 otherwise)."""
@@ -196,7 +197,7 @@ def bodies_uac(form, P, q_n, dq, q):
         form[3](q_n, dq, q, o + off)
 
 
-@numba.njit(cache=True)
+@in_place
 def bodies_tangent(form, P, dq, T):
     """``T_exp(Δq) = blockdiag(I, T_SO(3)(Δψᵢ), …)`` (RV) or ``I`` (classical); only the
     diagonal blocks are written."""
@@ -209,7 +210,7 @@ def bodies_tangent(form, P, dq, T):
         form[4](dq, T, o + off)
 
 
-@numba.njit(cache=True)
+@in_place
 def bodies_tangent_inv(form, P, dq, v, out):
     """``T_exp⁻¹(Δq) v`` (eq. 25) body by body: positions unchanged, rotations by the formulation."""
     nb, m, off = layout(form, dq.size)
@@ -220,14 +221,14 @@ def bodies_tangent_inv(form, P, dq, v, out):
         form[6](dq, v, out, o + off)
 
 
-@numba.njit(cache=True)
+@in_place
 def vector_uac(form, P, q_n, dq, q):
     """A vector space (minimal coordinates): ``q = q_n + Δq``."""
     for i in range(q.size):
         q[i] = q_n[i] + dq[i]
 
 
-@numba.njit(cache=True)
+@in_place
 def vector_tangent(form, P, dq, T):
     """A vector space: ``T_exp = I``."""
     T[:, :] = 0.0
@@ -235,7 +236,7 @@ def vector_tangent(form, P, dq, T):
         T[i, i] = 1.0
 
 
-@numba.njit(cache=True)
+@in_place
 def vector_tangent_inv(form, P, dq, v, out):
     """A vector space: ``T_exp⁻¹ v = v``."""
     for i in range(v.size):
@@ -244,7 +245,7 @@ def vector_tangent_inv(form, P, dq, v, out):
 
 # One call per column, not per row: numba would compile a row function once for every literal
 # row index 0, 1, 2 (and caller signature).
-@numba.njit(cache=True)
+@in_place
 def _dy_drho(work, D, J, Tr, W, dk, k):
     """Column k of ``∂y/∂ρ = Tr + D W − J ∂κ/∂ρ``, its three rows as a tuple."""
     return (work[Tr, 0, k] + D[0][0] * work[W, 0, k] + D[0][1] * work[W, 1, k] + D[0][2] * work[W, 2, k]
@@ -255,7 +256,7 @@ def _dy_drho(work, D, J, Tr, W, dk, k):
             - (work[J, 2, 0] * work[dk, 0, k] + work[J, 2, 1] * work[dk, 1, k] + work[J, 2, 2] * work[dk, 2, k]))
 
 
-@numba.njit(cache=True)
+@in_place
 def _dy_dnu(work, D, J, G, dkn, k):
     """Column k of ``∂y/∂ν = D Ĝ − J ∂κ/∂ν``, its three rows as a tuple."""
     return (D[0][0] * work[G, 0, k] + D[0][1] * work[G, 1, k] + D[0][2] * work[G, 2, k]
@@ -266,7 +267,7 @@ def _dy_dnu(work, D, J, G, dkn, k):
             - (work[J, 2, 0] * work[dkn, 0, k] + work[J, 2, 1] * work[dkn, 1, k] + work[J, 2, 2] * work[dkn, 2, k]))
 
 
-@numba.njit(cache=True)
+@in_place
 def rotation_block(form, work, b, J, Tr, Tw, W, v, o, jac, M, g, K, C):
     """Rows and columns ``o:o+l`` of the rotational equations of the body with pages ``b``
     (eqs. 11, 14, 23), after the formulation's ``kin``.
@@ -326,7 +327,7 @@ def rotation_block(form, work, b, J, Tr, Tw, W, v, o, jac, M, g, K, C):
             C[o + a, o + k] = -(work[G, 0, a] * dyn[0] + work[G, 1, a] * dyn[1] + work[G, 2, a] * dyn[2])
 
 
-@numba.njit(cache=True)
+@in_place
 def normalizations(form, q, first, phi, B):
     """The formulation's constraints per body (EP: ``pᵢᵀpᵢ − 1``) from row ``first`` on."""
     if form[1] == 0:

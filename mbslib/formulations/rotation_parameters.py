@@ -40,9 +40,9 @@ views (a view costs two atomic reference-count updates, which dominated these sm
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from mbslib.in_place import in_place
 from mbslib.kernels import sinc, texp_coefficient, texp_inv_coefficient
 
 #: Pages (4×4) of one body in a work array, by offset from the body's first page.
@@ -55,7 +55,7 @@ BODY_PAGES = 13
 # ---------------------------------------------------------------------------------------------
 
 
-@numba.njit(cache=True)
+@in_place
 def _r_skew_into(work, R, a0, a1, a2, out):
     """Page ``out`` = page ``R`` times ``ã``: column j is ``R (a × e_j)``."""
     for i in range(3):
@@ -65,7 +65,7 @@ def _r_skew_into(work, R, a0, a1, a2, out):
         work[out, i, 2] = r0 * a1 - r1 * a0
 
 
-@numba.njit(cache=True)
+@in_place
 def kin_rv(q, v, o, deriv, work, b):
     """RV: ``R = exp(ψ̃) = I + sinc φ ψ̃ + ½ sinc²(φ/2) ψ̃²``, ``Ĝ = I``, ``κ = 0``,
     ``∂R/∂ρ_k = R ẽ_k`` (derivative along ``R exp(z̃)``)."""
@@ -94,7 +94,7 @@ def kin_rv(q, v, o, deriv, work, b):
                     work[b + DKAPPA_ + 1, i, j] = 0.0
 
 
-@numba.njit(cache=True)
+@in_place
 def update_rv(q_n, dq, q, o):
     """LGT map ``ψ = ψ_n ⋄ Δψ`` with ``R(ψ) = R(ψ_n) R(Δψ)`` (eq. 30, App. A.3).
 
@@ -117,7 +117,7 @@ def update_rv(q_n, dq, q, o):
     q[o], q[o + 1], q[o + 2] = f * r0, f * r1, f * r2
 
 
-@numba.njit(cache=True)
+@in_place
 def tangent_rv(dq, T, o):
     """``T_exp(Ω) = I − ½ sinc²(φ/2) Ω̃ + (1 − sin φ/φ)/φ² Ω̃²`` (App. A.1) into ``T[o:o+3, o:o+3]``."""
     w = (dq[o], dq[o + 1], dq[o + 2])
@@ -132,7 +132,7 @@ def tangent_rv(dq, T, o):
                 w[i] * w[j] - (phi * phi if i == j else 0.0))
 
 
-@numba.njit(cache=True)
+@in_place
 def tangent_inv_rv(dq, v, out, o):
     """``T_exp⁻¹(Ω) v = v + ½ Ω × v + γ Ω × (Ω × v)`` (eq. 25, App. A.1) into ``out[o:o+3]``."""
     w0, w1, w2 = dq[o], dq[o + 1], dq[o + 2]
@@ -147,7 +147,7 @@ def tangent_inv_rv(dq, v, out, o):
     out[o], out[o + 1], out[o + 2] = x0 + 0.5 * k0 + g * l0, x1 + 0.5 * k1 + g * l1, x2 + 0.5 * k2 + g * l2
 
 
-@numba.njit(cache=True)
+@in_place
 def no_normalization(q, o, B, row):
     """RV and Rxyz add no constraint (never called)."""
     return 0.0
@@ -158,7 +158,7 @@ def no_normalization(q, o, B, row):
 # ---------------------------------------------------------------------------------------------
 
 
-@numba.njit(cache=True)
+@in_place
 def kin_rxyz(q, v, o, deriv, work, b):
     """Rxyz: ``R = R_x(φ₀) R_y(φ₁) R_z(φ₂)``, ``Ĝ_loc = [[cβcγ, sγ, 0], [−cβsγ, cγ, 0], [sβ, 0, 1]]``,
     ``κ = Ġ φ̇`` with ``Ġ = ∂Ĝ/∂β β̇ + ∂Ĝ/∂γ γ̇``; ``∂R/∂φ_k = R (Ĝ e_k)~`` (Ṙ = R ω̃)."""
@@ -199,46 +199,46 @@ def kin_rxyz(q, v, o, deriv, work, b):
             work[b + DKAPPA_ + 1, i, k] = gd[i][k] + dg[k][i][0] * n0 + dg[k][i][1] * n1 + dg[k][i][2] * n2
 
 
-@numba.njit(cache=True)
+@in_place
 def _add(q_n, dq, q, o, l):
     for i in range(o, o + l):
         q[i] = q_n[i] + dq[i]
 
 
-@numba.njit(cache=True)
+@in_place
 def update_add3(q_n, dq, q, o):
     """Rxyz: ``φ = φ_n + Δφ`` (eq. 31)."""
     _add(q_n, dq, q, o, 3)
 
 
-@numba.njit(cache=True)
+@in_place
 def update_add4(q_n, dq, q, o):
     """EP: ``p = p_n + Δp`` (eq. 31)."""
     _add(q_n, dq, q, o, 4)
 
 
-@numba.njit(cache=True)
+@in_place
 def tangent_identity3(dq, T, o):
     """Rxyz: ``T_exp = I`` (the caller has zeroed ``T``)."""
     for i in range(o, o + 3):
         T[i, i] = 1.0
 
 
-@numba.njit(cache=True)
+@in_place
 def tangent_identity4(dq, T, o):
     """EP: ``T_exp = I`` (the caller has zeroed ``T``)."""
     for i in range(o, o + 4):
         T[i, i] = 1.0
 
 
-@numba.njit(cache=True)
+@in_place
 def tangent_inv_identity3(dq, v, out, o):
     """Rxyz: ``T_exp⁻¹ v = v``."""
     for i in range(o, o + 3):
         out[i] = v[i]
 
 
-@numba.njit(cache=True)
+@in_place
 def tangent_inv_identity4(dq, v, out, o):
     """EP: ``T_exp⁻¹ v = v``."""
     for i in range(o, o + 4):
@@ -250,7 +250,7 @@ def tangent_inv_identity4(dq, v, out, o):
 # ---------------------------------------------------------------------------------------------
 
 
-@numba.njit(cache=True)
+@in_place
 def _gbar_into(work, page, p0, p1, p2, p3):
     """``2 Ḡ(p)`` with rows ``[−p₁, p₀, p₃, −p₂]``, ``[−p₂, −p₃, p₀, p₁]``, ``[−p₃, p₂, −p₁, p₀]``."""
     work[page, 0, 0], work[page, 0, 1], work[page, 0, 2], work[page, 0, 3] = -2 * p1, 2 * p0, 2 * p3, -2 * p2
@@ -258,7 +258,7 @@ def _gbar_into(work, page, p0, p1, p2, p3):
     work[page, 2, 0], work[page, 2, 1], work[page, 2, 2], work[page, 2, 3] = -2 * p3, 2 * p2, -2 * p1, 2 * p0
 
 
-@numba.njit(cache=True)
+@in_place
 def kin_ep(q, v, o, deriv, work, b):
     """EP: ``R(p) = (p₀² − eᵀe) I + 2 e eᵀ + 2 p₀ ẽ``, ``Ĝ = 2 Ḡ(p)``, ``κ = Ĝ(ṗ) ṗ = 0``
     (``Ḡ(a) b = −Ḡ(b) a``); ``∂R/∂p`` is the exact derivative of the quadratic formula and
@@ -296,7 +296,7 @@ def kin_ep(q, v, o, deriv, work, b):
             work[b + DKAPPA_ + 1, i, k] = 0.0
 
 
-@numba.njit(cache=True)
+@in_place
 def normalization_ep(q, o, B, row):
     """``pᵀp − 1`` and its gradient ``2p`` (into ``B[row, o:o+4]``)."""
     s = 0.0

@@ -49,6 +49,7 @@ import numpy as np
 from numba import types
 
 from mbslib.formulations.compiled import FORM_T, MODEL_T, bind, machine_code, workspace
+from mbslib.in_place import in_place
 from mbslib.kernels import band_first, band_lu_factor, band_lu_solve_in_place, band_width, mv
 from mbslib.newton import NewtonError, NewtonReport, band_order, band_widths
 from mbslib.trajectory import Trajectory, Work
@@ -279,8 +280,19 @@ def _initial_acceleration(model, form, P, band, q, v, t, n_pages, j):
 
 
 @numba.njit(cache=True)
+def _buffers(n, j, n_pages, kl, ku):
+    """The arrays of :func:`_integrate`, zero: ``(work, M, g, K, C, T, B, Φ, r, S, piv, b, y, x,
+    q₁, v₁, v̇₁, a₁, Δq, totals)``, ``totals`` = (iterations, residuals, matrices, factorisations)."""
+    return (workspace(n_pages), np.zeros((n, n)), np.zeros(n), np.zeros((n, n)), np.zeros((n, n)),
+            np.zeros((n, n)), np.zeros((j, n)), np.zeros(j), np.zeros(n),
+            np.zeros((n + j, band_width(n + j, kl, ku))), np.zeros(n + j, dtype=np.int64), np.zeros(n + j),
+            np.zeros(n + j), np.zeros(n + j), np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n),
+            np.zeros(4, dtype=np.int64))
+
+
+@in_place
 def _integrate(model, form, P, band, n_pages, j, q, v, vd, a, lam, t0, h, n_steps, coefficients, settings,
-               record_every, rec, history):
+               record_every, rec, history, buffers):
     """Advance ``q, v, v̇, a`` (in place) by ``n_steps`` Lie group / classical generalized-α steps
     from ``t0`` (Algorithm 5 ≡ Algorithm 4 for addition UAC); ``λ`` of the last step to ``lam``.
 
@@ -288,23 +300,17 @@ def _integrate(model, form, P, band, n_pages, j, q, v, vd, a, lam, t0, h, n_step
     Python records. Every ``record_every`` steps the model's record goes to the next row of
     ``rec``; ``history[k]`` receives the error of iterate k of the current step (in units of the
     tolerance). A step whose Newton iteration fails ends the loop with the state at its start.
-    Returns the totals ``(iterations, residuals, matrices, LU factorisations)``, the largest
-    iteration count, the failed step (−1 if none), and the status and iterations of the last
-    step (status 0 converged, 1 no convergence, 2 singular matrix or non-finite residual). The
-    buffers are allocated once: no allocation per step. The iteration matrix lives in the band
-    storage of ``band`` (:class:`BandStructure`).
+    The arrays it works in are ``buffers`` (:func:`_buffers`, allocated once per run: no
+    allocation per step); the totals go to their last one. Returns the largest iteration count,
+    the failed step (−1 if none), and the status and iterations of the last step (status 0
+    converged, 1 no convergence, 2 singular matrix or non-finite residual). The iteration matrix
+    lives in the band storage of ``band`` (:class:`BandStructure`).
     """
     alpha_m, alpha_f, beta, gamma = coefficients
     modified, rtol, atol, max_iter, contractivity, max_modified, use_texp, check_from = settings
     n = q.size
     kl, ku = band[8], band[9]
-    work = workspace(n_pages)
-    M, g, K, C, T = np.zeros((n, n)), np.zeros(n), np.zeros((n, n)), np.zeros((n, n)), np.zeros((n, n))
-    B, phi, r = np.zeros((j, n)), np.zeros(j), np.zeros(n)
-    S, piv = np.zeros((n + j, band_width(n + j, kl, ku))), np.zeros(n + j, dtype=np.int64)
-    b, y, x = np.zeros(n + j), np.zeros(n + j), np.zeros(n + j)
-    q1, v1, vd1, a1, dq = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
-    totals = np.zeros(4, dtype=np.int64)  # iterations, residuals, matrices, factorisations
+    work, M, g, K, C, T, B, phi, r, S, piv, b, y, x, q1, v1, vd1, a1, dq, totals = buffers
     beta_p = (1.0 - alpha_m) / (h * h * beta * (1.0 - alpha_f))
     gamma_p = gamma / (h * beta)
     scale = beta * h * h
@@ -385,7 +391,7 @@ def _integrate(model, form, P, band, n_pages, j, q, v, vd, a, lam, t0, h, n_step
             q[i], v[i], vd[i] = q1[i], v1[i], vd1[i]
         if record_every > 0 and (step + 1) % record_every == 0:
             model[2](form, P, q, v, work, rec[(step + 1) // record_every])
-    return totals, max_it, failed, status, n_iter
+    return max_it, failed, status, n_iter
 
 
 @numba.njit((MODEL_T, FORM_T, _V, _BAND_T, _I8, _I8, _I8, _V, _V, _F8, _I8, _COEF_T, _SET_T, _I8), cache=True)
@@ -400,8 +406,10 @@ def _run(model, form, P, band, j, n_pages, width, q0, v0, h, n_steps, coefficien
     if n_rec > 0:
         model[2](form, P, q, v, workspace(n_pages), rec[0])
     history = np.zeros(settings[3] + 1)
-    totals, max_it, failed, status, n_iter = _integrate(model, form, P, band, n_pages, j, q, v, vd, a, lam, 0.0, h,
-                                                        n_steps, coefficients, settings, record_every, rec, history)
+    buffers = _buffers(q.size, j, n_pages, band[8], band[9])
+    max_it, failed, status, n_iter = _integrate(model, form, P, band, n_pages, j, q, v, vd, a, lam, 0.0, h, n_steps,
+                                                coefficients, settings, record_every, rec, history, buffers)
+    totals = buffers[-1]
     return q, v, totals, max_it, failed, rec, status, n_iter, history
 
 
@@ -411,8 +419,10 @@ def _step_entry(model, form, P, band, j, n_pages, q, v, vd, a, t, h, coefficient
     lam = np.zeros(j)
     # np.int64: the literals 1 and 0 would make numba compile _integrate a second time (for
     # Literal[int] arguments) instead of reusing the specialization of _run
-    totals, _, _, status, n_iter = _integrate(model, form, P, band, n_pages, j, q, v, vd, a, lam, t, h, np.int64(1),
-                                              coefficients, settings, np.int64(0), np.zeros((0, 0)), history)
+    buffers = _buffers(q.size, j, n_pages, band[8], band[9])
+    _, _, status, n_iter = _integrate(model, form, P, band, n_pages, j, q, v, vd, a, lam, t, h, np.int64(1),
+                                      coefficients, settings, np.int64(0), np.zeros((0, 0)), history, buffers)
+    totals = buffers[-1]
     return q, v, vd, a, lam, n_iter, status, totals
 
 

@@ -33,6 +33,7 @@ from numba import types
 
 from mbslib.formulations.compiled import FORM_T, MODEL_T, bind, machine_code, workspace
 from mbslib.formulations.rotation_parameters import LIE_GROUP
+from mbslib.in_place import in_place
 from mbslib.integrators.tableaux import ButcherTableau
 from mbslib.kernels import lu_factor, lu_solve_in_place
 from mbslib.trajectory import IntegrationError, Trajectory, Work
@@ -152,7 +153,7 @@ def _step(model, form, P, lie, q, v, t, h, A, b, b_hat, c, embedded, Minv, work,
     return n_solves
 
 
-@numba.njit(cache=True)
+@in_place
 def _error_norm(q0, v0, q1, v1, q1_hat, v1_hat, rtol, atol):
     """Scaled RMS error of the embedded pair over absolute coordinates and velocities (App. B)."""
     n = q0.size
@@ -165,7 +166,7 @@ def _error_norm(q0, v0, q1, v1, q1_hat, v1_hat, rtol, atol):
     return np.sqrt(acc / (2 * n))
 
 
-@numba.njit(cache=True)
+@in_place
 def _finite(x):
     for i in range(x.size):
         if not np.isfinite(x[i]):
@@ -173,42 +174,22 @@ def _finite(x):
     return True
 
 
-@numba.njit((MODEL_T, FORM_T, _V, _I8, _I8, _B1, _V, _V, _F8, _F8, _M2, _V, _V, _V, _I8, _B1, _F8, _F8, _F8,
-             _I8, _I8), cache=True)
-def _run(model, form, P, n_pages, width, lie, q0, v0, t_end, h_max, A, b, b_hat, c, emb_order, adaptive, rtol,
-         atol, h_min, max_steps, record_every):
-    """Time loop (fixed step or App. B step-size control); see :func:`integrate_explicit`. Every
-    buffer is allocated here, once: no allocation per step or stage."""
-    n = q0.size
+@in_place
+def _loop(model, form, P, lie, q, v, t_end, h_max, A, b, b_hat, c, emb_order, adaptive, rtol, atol, h_min,
+          max_steps, record_every, rec, buffers):
+    """The steps of :func:`_run` from ``q, v`` (advanced in place) in the arrays of ``buffers``.
+    Returns ``t``, the accepted and rejected steps, force evaluations, mass-matrix solves and the
+    status (0 ok, 1 step limit, 2 non-finite state)."""
+    Minv, work, M, g, K, C, piv, dq, qi, vi, w, kq, kv, q1, v1, q1h, v1h = buffers
+    n = q.size
     s = c.size
-    work = workspace(n_pages)
-    M, g, K, C, Minv = np.zeros((n, n)), np.zeros(n), np.zeros((n, n)), np.zeros((n, n)), np.zeros((n, n))
-    piv = np.zeros(n, dtype=np.int64)
-    dq, qi, vi, w = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
-    kq, kv = np.zeros((s, n)), np.zeros((s, n))
-    q1, v1, q1h, v1h = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
-    q = q0.copy()
-    v = v0.copy()
-    if lie:  # the constant mass matrix (eq. 23), inverted once per run
-        model[0](form, P, q, v, 0.0, False, work, M, g, K, C)
-        lu_factor(M, piv)
-        for k in range(n):
-            for i in range(n):
-                w[i] = 1.0 if i == k else 0.0
-            lu_solve_in_place(M, piv, w)
-            for i in range(n):
-                Minv[i, k] = w[i]
     t = 0.0
     n_steps = 0
     n_rejected = 0
     n_rhs = 0
     n_solves = 0
-    status = 0  # 0 ok, 1 step limit, 2 non-finite state
+    status = 0
     n_fixed = int(round(t_end / h_max))
-    n_rec = n_fixed // record_every + 1 if record_every > 0 else 0
-    rec = np.zeros((n_rec, width))
-    if n_rec > 0:
-        model[2](form, P, q, v, work, rec[0])
     h = h_max
     while True:
         if adaptive:
@@ -243,6 +224,42 @@ def _run(model, form, P, n_pages, width, lie, q0, v0, t_end, h_max, A, b, b_hat,
         n_steps += 1
         if record_every > 0 and not adaptive and n_steps % record_every == 0:
             model[2](form, P, q, v, work, rec[n_steps // record_every])
+    return t, n_steps, n_rejected, n_rhs, n_solves, status
+
+
+@numba.njit((MODEL_T, FORM_T, _V, _I8, _I8, _B1, _V, _V, _F8, _F8, _M2, _V, _V, _V, _I8, _B1, _F8, _F8, _F8,
+             _I8, _I8), cache=True)
+def _run(model, form, P, n_pages, width, lie, q0, v0, t_end, h_max, A, b, b_hat, c, emb_order, adaptive, rtol,
+         atol, h_min, max_steps, record_every):
+    """Time loop (fixed step or App. B step-size control); see :func:`integrate_explicit`. Every
+    buffer is allocated here, once, for :func:`_loop`: no allocation per step or stage."""
+    n = q0.size
+    s = c.size
+    work = workspace(n_pages)
+    M, g, K, C, Minv = np.zeros((n, n)), np.zeros(n), np.zeros((n, n)), np.zeros((n, n)), np.zeros((n, n))
+    piv = np.zeros(n, dtype=np.int64)
+    dq, qi, vi, w = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
+    kq, kv = np.zeros((s, n)), np.zeros((s, n))
+    q1, v1, q1h, v1h = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
+    q = q0.copy()
+    v = v0.copy()
+    if lie:  # the constant mass matrix (eq. 23), inverted once per run
+        model[0](form, P, q, v, 0.0, False, work, M, g, K, C)
+        lu_factor(M, piv)
+        for k in range(n):
+            for i in range(n):
+                w[i] = 1.0 if i == k else 0.0
+            lu_solve_in_place(M, piv, w)
+            for i in range(n):
+                Minv[i, k] = w[i]
+    n_fixed = int(round(t_end / h_max))
+    n_rec = n_fixed // record_every + 1 if record_every > 0 else 0
+    rec = np.zeros((n_rec, width))
+    if n_rec > 0:
+        model[2](form, P, q, v, work, rec[0])
+    t, n_steps, n_rejected, n_rhs, n_solves, status = _loop(
+        model, form, P, lie, q, v, t_end, h_max, A, b, b_hat, c, emb_order, adaptive, rtol, atol, h_min, max_steps,
+        record_every, rec, (Minv, work, M, g, K, C, piv, dq, qi, vi, w, kq, kv, q1, v1, q1h, v1h))
     return q, v, t, n_steps, n_rejected, n_rhs, n_solves, status, rec
 
 

@@ -80,6 +80,7 @@ from mbslib.formulations.compiled import (
     rotation_block,
 )
 from mbslib.formulations.rotation_parameters import BODY_PAGES
+from mbslib.in_place import in_place
 from mbslib.kernels import (
     compose_rv,
     cross3,
@@ -407,7 +408,7 @@ _NO_JAC = np.bool_(False)
 _SINGLE_PAGES = BODY_PAGES + 8
 
 
-@numba.njit(cache=True)
+@in_place
 def _inertia(P, work, shift):
     """``J`` (``P[1:10]``, about the centre of mass) into page ``_J``; with ``shift`` the inertia
     about the fixed point ``J_O = J + m (XᵀX I − X Xᵀ)`` (parallel-axis theorem)."""
@@ -418,7 +419,7 @@ def _inertia(P, work, shift):
             work[_J, i, j] = P[1 + 3 * i + j] + (m * ((xx if i == j else 0.0) - X[i] * X[j]) if shift else 0.0)
 
 
-@numba.njit(cache=True)
+@in_place
 def top_dynamics(form, P, q, v, t, jac, work, M, g, K, C):
     """Heavy top about its fixed point: ``J_O`` and the gravity torque ``τ = X × Rᵀ m g`` with
     ``∂τ/∂ρ_k = X × (∂R/∂ρ_k)ᵀ m g``."""
@@ -440,7 +441,7 @@ def top_dynamics(form, P, q, v, t, jac, work, M, g, K, C):
     rotation_block(form, work, _FIRST, _J, _TR, _TW, _W, v, _FIRST, jac, M, g, K, C)
 
 
-@numba.njit(cache=True)
+@in_place
 def _position_rows(P, work, jac, M, g, K, C):
     """The top at its centre of mass, before its rotation block: ``J`` into page ``_J``, ``m I``
     and the weight ``m g`` on the position rows, zero torque, ``M`` (and ``K, C``) zero elsewhere."""
@@ -456,7 +457,7 @@ def _position_rows(P, work, jac, M, g, K, C):
         C[:, :] = 0.0
 
 
-@numba.njit(cache=True)
+@in_place
 def spherical_top_dynamics(form, P, q, v, t, jac, work, M, g, K, C):
     """Heavy top at its centre of mass: ``m I`` and the weight ``m g`` on the position rows,
     no torque (the joint acts through Bᵀλ)."""
@@ -474,7 +475,7 @@ def spherical_top_dynamics(form, P, q, v, t, jac, work, M, g, K, C):
 # the RV bundle (test), at a fraction of the operations per evaluation.
 
 
-@numba.njit(cache=True)
+@in_place
 def _gyroscopic_rv(work, v, o, jac, M, g, C):
     """Rows and columns ``o:o+3`` of a body in RV with the inertia in page ``_J``: ``M = J``,
     ``g += −ω × Jω`` (the torque is in ``g[o:o+3]`` on entry) and, with ``jac``,
@@ -502,7 +503,7 @@ def _gyroscopic_rv(work, v, o, jac, M, g, C):
         C[o + 2, o + 1] -= L0
 
 
-@numba.njit(cache=True)
+@in_place
 def top_dynamics_rv(form, P, q, v, t, jac, work, M, g, K, C):
     """:func:`top_dynamics` in RV: ``M = J_O``, ``g = X × Rᵀ m g − ω × J_O ω``, ``K = −X̃ (Rᵀ m g)~``
     (``∂(Rᵀ f)/∂z_k = (Rᵀ f) × e_k`` along ``R exp(z̃)``), ``C = ω̃ J_O − (J_O ω)~``."""
@@ -524,7 +525,7 @@ def top_dynamics_rv(form, P, q, v, t, jac, work, M, g, K, C):
             K[2, k] = -(X[0] * d[1] - X[1] * d[0])
 
 
-@numba.njit(cache=True)
+@in_place
 def spherical_top_dynamics_rv(form, P, q, v, t, jac, work, M, g, K, C):
     """:func:`spherical_top_dynamics` in RV: ``M = diag(m I, J)``, ``g = [m g; −ω × Jω]``, ``K = 0``
     (no force turns with the body), ``C = [0; ω̃J − (Jω)~]``."""
@@ -532,7 +533,7 @@ def spherical_top_dynamics_rv(form, P, q, v, t, jac, work, M, g, K, C):
     _gyroscopic_rv(work, v, _AFTER_X, jac, M, g, C)
 
 
-@numba.njit(cache=True)
+@in_place
 def spherical_constraints_rv(form, P, q, work, phi, B):
     """:func:`spherical_constraints` in RV: ``Φ = x − R X``, ``B = [I, R X̃]``."""
     X = (P[10], P[11], P[12])
@@ -550,7 +551,7 @@ def spherical_constraints_rv(form, P, q, work, phi, B):
         B[i, i] = 1.0
 
 
-@numba.njit(cache=True)
+@in_place
 def rotor_dynamics(form, P, q, v, t, jac, work, M, g, K, C):
     """Rotor on two isotropic spring–dampers (surrogate of spec §3.2) and the inertial torque
     ``t`` of eq. (44), ``P = [m, J (9), L_L, k, d, t (3)]``.
@@ -641,21 +642,21 @@ def rotor_dynamics(form, P, q, v, t, jac, work, M, g, K, C):
                             + work[G_, 2, a] * work[_TU, 2, j])
 
 
-@numba.njit(cache=True)
+@in_place
 def free_constraints(form, P, q, work, phi, B):
     """A body without joints: only the formulation's normalisation."""
     B[:, :] = 0.0
     normalizations(form, q, _FIRST, phi, B)
 
 
-@numba.njit(cache=True)
+@in_place
 def _r_skew_row(r, a0, a1, a2, X):
     """Row ``r`` of ``R`` (a row of page ``R_``) times ``ã``, times ``−X``."""
     r0, r1, r2 = r[0], r[1], r[2]
     return (r1 * a2 - r2 * a1) * -X[0] + (r2 * a0 - r0 * a2) * -X[1] + (r0 * a1 - r1 * a0) * -X[2]
 
 
-@numba.njit(cache=True)
+@in_place
 def spherical_constraints(form, P, q, work, phi, B):
     """Spherical joint at the origin ``Φ = x − R X`` with ``B = [I, −∂(R X)/∂ρ]`` (RV: along
     ``R exp(z̃)``, ``= R X̃``), or, with ``P[16] = 1``, ``[I, R X̃ Ĝ]`` as in Exudyn's markers (for
@@ -686,7 +687,7 @@ def spherical_constraints(form, P, q, work, phi, B):
     normalizations(form, q, _AFTER_X, phi, B)
 
 
-@numba.njit(cache=True)
+@in_place
 def top_record(form, P, q, v, work, out):
     """Centre of mass ``R X`` and its velocity ``R (ω × X)``."""
     X = (P[10], P[11], P[12])
@@ -699,7 +700,7 @@ def top_record(form, P, q, v, work, out):
         out[3 + i] = u[i]
 
 
-@numba.njit(cache=True)
+@in_place
 def position_record(form, P, q, v, work, out):
     """Position and velocity of the body's reference point (the centre of mass)."""
     for i in range(3):
@@ -707,7 +708,7 @@ def position_record(form, P, q, v, work, out):
         out[3 + i] = v[i]
 
 
-@numba.njit(cache=True)
+@in_place
 def rotor_record(form, P, q, v, work, out):
     """Left support point ``p₁ = x + R s``, ``s = [−L_L, 0, 0]``, and its velocity (Sect. 4.2)."""
     form[2](q, v, 3, False, work, 0)

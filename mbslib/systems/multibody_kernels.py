@@ -28,7 +28,6 @@ formulation's normalisations.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from mbslib.formulations.compiled import (
@@ -42,6 +41,7 @@ from mbslib.formulations.compiled import (
     rotation_block,
 )
 from mbslib.formulations.rotation_parameters import BODY_PAGES, DR_, G_, R_, RATES_
+from mbslib.in_place import in_place
 from mbslib.loads import bang_bang
 from mbslib.systems import multibody as mb
 
@@ -82,21 +82,21 @@ def pattern(P, form) -> tuple[np.ndarray, np.ndarray]:
     return N, Bp
 
 
-@numba.njit(cache=True)
+@in_place
 def _pair(P, o_spring, o_point, n_springs, ks):
     """Bodies (a, b) of spring ``ks``: the torsional springs, then the point springs."""
     o = o_spring + _SPRING * ks if ks < n_springs else o_point + _POINT * (ks - n_springs)
     return int(P[o]), int(P[o + 1])
 
 
-@numba.njit(cache=True)
+@in_place
 def _pages(nb):
     """First pages of ``J`` (per body), ``W`` (per body), ``Tr`` and ``Tw`` (per pair i nb + j)."""
     J = nb * BODY_PAGES
     return J, J + nb, J + 2 * nb, J + 2 * nb + nb * nb
 
 
-@numba.njit(cache=True)
+@in_place
 def _rot(work, body, x0, x1, x2):
     """``R x`` of a body (identity for the ground, index −1)."""
     if body < 0:
@@ -104,17 +104,17 @@ def _rot(work, body, x0, x1, x2):
     return page_mv(work, body * BODY_PAGES + R_, x0, x1, x2)
 
 
-@numba.njit(cache=True)
+@in_place
 def _dot(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
-@numba.njit(cache=True)
+@in_place
 def _cross(a, b):
     return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
 
 
-@numba.njit(cache=True)
+@in_place
 def _inertial_rate(work, body):
     """``R ω`` of a body (zero for the ground)."""
     if body < 0:
@@ -123,7 +123,7 @@ def _inertial_rate(work, body):
     return page_mv(work, b + R_, work[b + RATES_, 0, 0], work[b + RATES_, 0, 1], work[b + RATES_, 0, 2])
 
 
-@numba.njit(cache=True)
+@in_place
 def _spring_terms(form, P, o_s, t, jac, work, g, nb, m):
     """Add the spring at ``P[o_s:]`` to the torques (``g`` rows of the rotations) and, with
     ``jac``, to the torque derivatives of the pairs of its bodies (``Tr`` along ρ_j at fixed ω,
@@ -192,7 +192,7 @@ def _spring_terms(form, P, o_s, t, jac, work, g, nb, m):
                     work[pair, r, c] += tn[r] * (-d * sj * rn[c])
 
 
-@numba.njit(cache=True)
+@in_place
 def _end_point(work, q, v, body, p0, p1, p2, m):
     """World position and velocity of the point ``p`` of a body: ``x + R p``, ``u + R (ω × p)``
     (the ground: ``p`` at rest)."""
@@ -205,7 +205,7 @@ def _end_point(work, q, v, body, p0, p1, p2, m):
     return (q[o] + Rp[0], q[o + 1] + Rp[1], q[o + 2] + Rp[2]), (v[o] + Rc[0], v[o + 1] + Rc[1], v[o + 2] + Rc[2])
 
 
-@numba.njit(cache=True)
+@in_place
 def _point_vectors(P, o_p, q, v, work, m):
     """``d`` and ``ḋ`` of the point spring at ``P[o_p:]``."""
     xa, ua = _end_point(work, q, v, int(P[o_p]), P[o_p + 2], P[o_p + 3], P[o_p + 4], m)
@@ -213,7 +213,7 @@ def _point_vectors(P, o_p, q, v, work, m):
     return (xb[0] - xa[0], xb[1] - xa[1], xb[2] - xa[2]), (ub[0] - ua[0], ub[1] - ua[1], ub[2] - ua[2])
 
 
-@numba.njit(cache=True)
+@in_place
 def _point_force(d, dd, k, L0, c):
     """``F = −k d + k L₀ d/ℓ − (c/ℓ²)(d·ḋ) d`` on body b."""
     if L0 == 0.0 and c == 0.0:
@@ -223,7 +223,7 @@ def _point_force(d, dd, k, L0, c):
     return f * d[0], f * d[1], f * d[2]
 
 
-@numba.njit(cache=True)
+@in_place
 def _a_times(d, dd, k, L0, c, x):
     """``A x`` with ``A = ∂F/∂d = −k I + k L₀ (I/ℓ − d dᵀ/ℓ³) − (c/ℓ²)((d·ḋ) I + d ḋᵀ − 2 (d·ḋ) d dᵀ/ℓ²)``."""
     if L0 == 0.0 and c == 0.0:
@@ -236,7 +236,7 @@ def _a_times(d, dd, k, L0, c, x):
     return (along_x * x[0] + along_d * d[0], along_x * x[1] + along_d * d[1], along_x * x[2] + along_d * d[2])
 
 
-@numba.njit(cache=True)
+@in_place
 def _b_times(d, c, x):
     """``B x = −(c/ℓ²) d (d·x)`` with ``B = ∂F/∂ḋ``."""
     if c == 0.0:
@@ -245,19 +245,19 @@ def _b_times(d, c, x):
     return f * d[0], f * d[1], f * d[2]
 
 
-@numba.njit(cache=True)
+@in_place
 def _unit(i):
     return 1.0 if i == 0 else 0.0, 1.0 if i == 1 else 0.0, 1.0 if i == 2 else 0.0
 
 
-@numba.njit(cache=True)
+@in_place
 def _end(P, o_p, e):
     """Body, sign (−1 for a, +1 for b) and point of end ``e`` of the point spring at ``P[o_p:]``."""
     o = o_p + 2 + 3 * e
     return int(P[o_p + e]), 2.0 * e - 1.0, (P[o], P[o + 1], P[o + 2])
 
 
-@numba.njit(cache=True)
+@in_place
 def _point_terms(form, P, o_p, q, v, jac, work, g, nb, m):
     """Add the point spring at ``P[o_p:]`` to the forces and body torques (``g``) and, with
     ``jac``, its torque derivatives to the pages ``Tr`` (along ρ_j at fixed ω) and ``Tw``."""
@@ -310,7 +310,7 @@ def _point_terms(form, P, o_p, q, v, jac, work, g, nb, m):
                     work[TW + i * nb + j, r, cc] += tw[r]
 
 
-@numba.njit(cache=True)
+@in_place
 def _point_jacobian(form, P, o_p, q, v, work, nb, m, K, C):
     """The entries of ``K``, ``C`` of the point spring at ``P[o_p:]`` in the position rows or
     columns (after :func:`~mbslib.formulations.compiled.rotation_block`, which wrote the pages
@@ -358,7 +358,7 @@ def _point_jacobian(form, P, o_p, q, v, work, nb, m, K, C):
                     C[i * m + r, j * m + 3 + kk] -= s * Bg[r]
 
 
-@numba.njit(cache=True)
+@in_place
 def multibody_dynamics(form, P, q, v, t, jac, work, M, g, K, C):
     """``blockdiag(mᵢ I, ĜᵢᵀJᵢĜᵢ)``, ``g`` (gravity, springs, point springs, gyroscopic terms;
     eqs. 14, 23) and the analytic ``K``, ``C`` (springs couple the rows of their two bodies): the
@@ -431,7 +431,7 @@ def multibody_dynamics(form, P, q, v, t, jac, work, M, g, K, C):
                     C[i * m + 3 + a, j * m + 3 + kk] = -cr
 
 
-@numba.njit(cache=True)
+@in_place
 def multibody_constraints(form, P, q, work, phi, B):
     """Joint rows and normalisations (module docstring) with ``B = ∂Φ̇/∂v`` (the entries of
     :func:`pattern` only)."""
@@ -476,7 +476,7 @@ def multibody_constraints(form, P, q, work, phi, B):
     normalizations(form, q, n_rows, phi, B)
 
 
-@numba.njit(cache=True)
+@in_place
 def state_record(form, P, q, v, work, out):
     """The whole state ``[q; v]``."""
     n = q.size
