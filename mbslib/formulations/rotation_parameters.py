@@ -199,22 +199,20 @@ def kin_rxyz(q, v, o, deriv, work, b):
             work[b + DKAPPA_ + 1, i, k] = gd[i][k] + dg[k][i][0] * n0 + dg[k][i][1] * n1 + dg[k][i][2] * n2
 
 
-@in_place
-def _add(q_n, dq, q, o, l):
-    for i in range(o, o + l):
-        q[i] = q_n[i] + dq[i]
-
-
+# Two functions, not one with the length as an argument: numba would compile that one twice
+# (for the literals 3 and 4).
 @in_place
 def update_add3(q_n, dq, q, o):
     """Rxyz: ``φ = φ_n + Δφ`` (eq. 31)."""
-    _add(q_n, dq, q, o, 3)
+    for i in range(o, o + 3):
+        q[i] = q_n[i] + dq[i]
 
 
 @in_place
 def update_add4(q_n, dq, q, o):
     """EP: ``p = p_n + Δp`` (eq. 31)."""
-    _add(q_n, dq, q, o, 4)
+    for i in range(o, o + 4):
+        q[i] = q_n[i] + dq[i]
 
 
 @in_place
