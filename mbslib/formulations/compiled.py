@@ -17,8 +17,10 @@ tangent, tangent_inv)`` (a *kernel bundle*); each takes the formulation bundle o
 ``tangent_inv(form, P, Δq, v, out)``
     ``T_exp⁻¹(Δq) v`` (eq. 25), the slope of the local coordinates in an RKMK stage.
 
-They write into the arrays they are given; ``work`` is the model's scratch, an array of 4×4 pages
-made by :func:`workspace` once per run (a body's pages are those of
+They write into the arrays they are given and allocate none (the single bodies' and the
+multibody assembly's are compiled with :data:`mbslib.in_place.in_place`, without reference
+counting); ``work`` is the model's scratch, an array of 4×4 pages made by :func:`workspace` once
+per run (a body's pages are those of
 :mod:`mbslib.formulations.rotation_parameters`; kernels address elements, never views). The
 integrators (:mod:`mbslib.integrators.generalized_alpha`, :mod:`mbslib.integrators.runge_kutta`)
 are compiled once for the *types*
