@@ -13,9 +13,9 @@ signatures are the ones the chapters look up.
 
 On an empty cache the machine has more cores than the compiler uses (numba compiles in one
 thread): two processes compile two halves at once: the generalized-α driver with the single
-bodies and then the shoot-out's GGL-VI and chapter 004's director body; and everything that
-does not need the driver first (the Runge–Kutta driver, the torus, the shoot-out's EML, MPL and
-REML, the model evaluations) with the systems after it. The halves share a few functions, which
+bodies and then the shoot-out's GGL-VI, chapter 004's director body and chapter 003's torus;
+and everything that does not need the driver first (the Runge–Kutta driver, the shoot-out's EML,
+MPL and REML, the model evaluations) with the systems after it. The halves share a few functions, which
 both may compile;
 numba writes each cache file whole, but two processes adding signatures to one index at once can
 lose one, so this process then runs every call once more: it loads what is cached and compiles
@@ -53,7 +53,6 @@ def _single_bodies(driver_ready=None) -> None:
         n = model.n
         run = ga.integrate_genalpha(model, x0, 1e-4, 2e-4, record_every=1)
         lg.com_state(model.code, run.q, run.v, model.P)
-        lg.mass_matrix(model.code, run.q, model.P)
         lg.uac(model.code, run.q, run.v * 1e-4)
         state = ga.initial_state(model, x0)
         ga.step_genalpha(model, state, 1e-4)
@@ -139,19 +138,19 @@ def _ggl_chain() -> None:
 
 
 def _first_half(driver_ready) -> None:
-    """The single bodies (the generalized-α driver first), then the GGL-VI on the chain and the
-    director body of chapter 004."""
+    """The single bodies (the generalized-α driver first), then the GGL-VI on the chain, the
+    director body of chapter 004 and the torus of chapter 003."""
     _single_bodies(driver_ready)
     _ggl_chain()
     _director_body()
+    _torus()
 
 
 def _second_half(driver_ready) -> None:
-    """The Runge–Kutta driver, the torus, the Livens schemes and the systems;
-    the systems' generalized-α runs wait until the first half has compiled (and cached) the driver."""
+    """The Runge–Kutta driver, the Livens schemes and the systems; the systems' generalized-α
+    runs wait until the first half has compiled (and cached) the driver."""
     from mbslib.integrators import runge_kutta  # noqa: F401  (compiles its entry points on import)
 
-    _torus()
     _livens_schemes()
     _systems(driver_ready)
 
