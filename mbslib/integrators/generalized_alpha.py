@@ -291,8 +291,8 @@ def _buffers(n, j, n_pages, kl, ku):
 
 
 @in_place
-def _integrate(model, form, P, band, n_pages, j, q, v, vd, a, lam, t0, h, n_steps, coefficients, settings,
-               record_every, rec, history, buffers):
+def _integrate(model, form, P, band, j, q, v, vd, a, lam, t0, h, n_steps, coefficients, settings, record_every,
+               rec, history, buffers):
     """Advance ``q, v, v̇, a`` (in place) by ``n_steps`` Lie group / classical generalized-α steps
     from ``t0`` (Algorithm 5 ≡ Algorithm 4 for addition UAC); ``λ`` of the last step to ``lam``.
 
@@ -407,7 +407,7 @@ def _run(model, form, P, band, j, n_pages, width, q0, v0, h, n_steps, coefficien
         model[2](form, P, q, v, workspace(n_pages), rec[0])
     history = np.zeros(settings[3] + 1)
     buffers = _buffers(q.size, j, n_pages, band[8], band[9])
-    max_it, failed, status, n_iter = _integrate(model, form, P, band, n_pages, j, q, v, vd, a, lam, 0.0, h, n_steps,
+    max_it, failed, status, n_iter = _integrate(model, form, P, band, j, q, v, vd, a, lam, 0.0, h, n_steps,
                                                 coefficients, settings, record_every, rec, history, buffers)
     totals = buffers[-1]
     return q, v, totals, max_it, failed, rec, status, n_iter, history
@@ -420,7 +420,7 @@ def _step_entry(model, form, P, band, j, n_pages, q, v, vd, a, t, h, coefficient
     # np.int64: the literals 1 and 0 would make numba compile _integrate a second time (for
     # Literal[int] arguments) instead of reusing the specialization of _run
     buffers = _buffers(q.size, j, n_pages, band[8], band[9])
-    _, _, status, n_iter = _integrate(model, form, P, band, n_pages, j, q, v, vd, a, lam, t, h, np.int64(1),
+    _, _, status, n_iter = _integrate(model, form, P, band, j, q, v, vd, a, lam, t, h, np.int64(1),
                                       coefficients, settings, np.int64(0), np.zeros((0, 0)), history, buffers)
     totals = buffers[-1]
     return q, v, vd, a, lam, n_iter, status, totals

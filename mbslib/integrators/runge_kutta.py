@@ -175,9 +175,10 @@ def _finite(x):
 
 
 @in_place
-def _loop(model, form, P, lie, q, v, t_end, h_max, A, b, b_hat, c, emb_order, adaptive, rtol, atol, h_min,
-          max_steps, record_every, rec, buffers):
-    """The steps of :func:`_run` from ``q, v`` (advanced in place) in the arrays of ``buffers``.
+def _loop(model, form, P, lie, q, v, t_end, h_max, n_fixed, A, b, b_hat, c, emb_order, adaptive, rtol, atol,
+          h_min, max_steps, record_every, rec, buffers):
+    """The steps of :func:`_run` from ``q, v`` (advanced in place) in the arrays of ``buffers``;
+    ``n_fixed`` steps of ``h_max`` unless ``adaptive``.
     Returns ``t``, the accepted and rejected steps, force evaluations, mass-matrix solves and the
     status (0 ok, 1 step limit, 2 non-finite state)."""
     Minv, work, M, g, K, C, piv, dq, qi, vi, w, kq, kv, q1, v1, q1h, v1h = buffers
@@ -189,7 +190,6 @@ def _loop(model, form, P, lie, q, v, t_end, h_max, A, b, b_hat, c, emb_order, ad
     n_rhs = 0
     n_solves = 0
     status = 0
-    n_fixed = int(round(t_end / h_max))
     h = h_max
     while True:
         if adaptive:
@@ -258,8 +258,8 @@ def _run(model, form, P, n_pages, width, lie, q0, v0, t_end, h_max, A, b, b_hat,
     if n_rec > 0:
         model[2](form, P, q, v, work, rec[0])
     t, n_steps, n_rejected, n_rhs, n_solves, status = _loop(
-        model, form, P, lie, q, v, t_end, h_max, A, b, b_hat, c, emb_order, adaptive, rtol, atol, h_min, max_steps,
-        record_every, rec, (Minv, work, M, g, K, C, piv, dq, qi, vi, w, kq, kv, q1, v1, q1h, v1h))
+        model, form, P, lie, q, v, t_end, h_max, n_fixed, A, b, b_hat, c, emb_order, adaptive, rtol, atol, h_min,
+        max_steps, record_every, rec, (Minv, work, M, g, K, C, piv, dq, qi, vi, w, kq, kv, q1, v1, q1h, v1h))
     return q, v, t, n_steps, n_rejected, n_rhs, n_solves, status, rec
 
 
