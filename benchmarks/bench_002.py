@@ -44,7 +44,7 @@ class Row:
     """One comparison: our model and integrator against an Exudyn system and solver."""
 
     label: str
-    model: lg.Model
+    model: lg.CompiledModel
     x0: np.ndarray
     exudyn: ex.ExudynSystem
     solver: str  # "RK44" or "GeneralizedAlpha"
@@ -96,17 +96,17 @@ def rows(quick: bool) -> list[Row]:
                        0.5 * scale))
     crank = sc.SliderCrank()
     for f in ("RV", "Rxyz", "EP"):
-        model = lg.Model(lg.MB_RV + forms[f], crank.system().params())
+        model = lg.CompiledModel(lg.MB_RV + forms[f], crank.system().params())
         out.append(Row(f"gen-α slider–crank, {f}", model, crank.initial_state(forms[f]),
                        ex.slider_crank_system(f, crank), "GeneralizedAlpha", 1e-4, 0.5 * scale))
     home = Puma560()
     robot = Puma560(phi_goal_deg=tuple(np.asarray(home.phi_init_deg) + 10.0))  # 10° on every joint
     P = robot.system(profile=False).params()
     for f in ("RV", "Rxyz", "EP"):
-        model = lg.Model(lg.MB_RV + forms[f], P)
+        model = lg.CompiledModel(lg.MB_RV + forms[f], P)
         out.append(Row(f"gen-α Puma 560 (step command), {f}", model, robot.absolute_state(forms[f]),
                        ex.puma_system(f, robot, profile=False), "GeneralizedAlpha", 1e-3, 1.0 * scale))
-    out.append(Row("gen-α Puma 560 (step command), joint coord.", lg.Model(lg.CHAIN, robot.params(profile=False)),
+    out.append(Row("gen-α Puma 560 (step command), joint coord.", lg.CompiledModel(lg.CHAIN, robot.params(profile=False)),
                    robot.initial_state(), ex.puma_tree_system(robot), "GeneralizedAlpha", 1e-3, 1.0 * scale))
     return out
 

@@ -41,7 +41,7 @@ import numpy as np  # noqa: E402
 from mbslib import exudyn_models as ex  # noqa: E402
 from mbslib.formulations import lie_group  # noqa: E402
 from mbslib.integrators import generalized_alpha as ga  # noqa: E402
-from mbslib.shootout import METHODS  # noqa: E402
+from mbslib.methods import solve  # noqa: E402
 from mbslib.systems import multibody as mb  # noqa: E402
 from mbslib.systems.chain import chain  # noqa: E402
 from mbslib.timing import time_interleaved  # noqa: E402
@@ -98,6 +98,7 @@ def main(argv=None) -> None:
 
 def python_implicit(t_end: float, rounds: int) -> None:
     """The plain-Python implicit schemes against Exudyn: ms per step, ratio, Newton iterations."""
+    end_only = round(t_end / H)  # record the start and the end
     print(f"\nplain-Python implicit schemes, {round(t_end / H)} steps; ms per step, median (ratio to Exudyn), "
           "Newton iterations per step\n")
     head = f"{'N':>3} {'Exudyn':>8} " + " ".join(f"{name:>21}" for name in PYTHON_IMPLICIT)
@@ -108,15 +109,14 @@ def python_implicit(t_end: float, rounds: int) -> None:
         description = chain(n)
         system = ex.spherical_system(description, "RV")
         calls = {"exudyn": lambda system=system: ex.solve(system, "GeneralizedAlpha", H, t_end)}
-        calls |= {name: (lambda name=name, model=description: METHODS[name].run(model, H, t_end, every=0))
+        calls |= {name: (lambda name=name, model=description: solve(model, name, H, t_end, record_every=end_only))
                   for name in PYTHON_IMPLICIT}
         t = time_interleaved(calls, rounds=rounds)
-        steps = round(t_end / H)
         for name in ms:
-            ms[name].append(1e3 * t[name].median / steps)
+            ms[name].append(1e3 * t[name].median / end_only)
         cells = []
         for name in PYTHON_IMPLICIT:
-            run = METHODS[name].run(description, H, t_end, every=0)
+            run = solve(description, name, H, t_end, record_every=end_only)
             its = run.work.newton_iterations / run.work.steps
             cells.append(f"{ms[name][-1]:7.2f} ({ms[name][-1] / ms['exudyn'][-1]:5.1f}×) {its:4.2f}")
         print(f"{n:3d} {ms['exudyn'][-1]:8.2f} " + " ".join(f"{c:>21}" for c in cells), flush=True)

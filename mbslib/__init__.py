@@ -89,3 +89,16 @@ def quick() -> bool:
     if value in ("1", "true", "yes", "on"):
         return True
     raise ValueError(f"MBS_QUICK must be 0 or 1, got {value!r}")
+
+
+_ENTRY_POINTS = ("solve", "applicable", "refusals", "METHODS")
+
+
+def __getattr__(name: str):
+    """``mbslib.solve``, ``mbslib.applicable``, ``mbslib.refusals`` and ``mbslib.METHODS``, the entry
+    point of :mod:`mbslib.methods`, imported on first use (it imports every integrator)."""
+    if name in _ENTRY_POINTS:
+        from mbslib import methods
+
+        return getattr(methods, name)
+    raise AttributeError(f"module 'mbslib' has no attribute {name!r}")

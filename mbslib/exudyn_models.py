@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mbslib.model import Model
-from mbslib.simulate import n_steps_for
+from mbslib.simulate import time_grid
 from mbslib.systems.lie_group_mbs import HeavyTop, Rotor
 from mbslib.systems.puma560 import Puma560, reference_numba
 from mbslib.systems.slider_crank import SliderCrank
@@ -131,7 +131,7 @@ def solve(system: ExudynSystem, solver: str = "GeneralizedAlpha", h: float = 1e-
     exu, _ = _exudyn()
     if not hasattr(exu.DynamicSolverType, solver):
         raise ValueError(f"solver must be an exudyn.DynamicSolverType name, got {solver!r}")
-    n_steps = n_steps_for(h, t_end)
+    n_steps = time_grid(h, t_end)
     mbs = system.mbs
     s = _settings(exu, n_steps, t_end, use_texp=use_texp, modified_newton=modified_newton, sparse=system.sparse)
     start, start_cpu = time.perf_counter(), time.process_time()

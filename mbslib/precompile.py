@@ -91,7 +91,7 @@ def _systems(driver_ready=None) -> None:
 
     for form in (sc.RV, sc.RXYZ, sc.EP):
         scs.simulate(form, 1e-3, 2e-3, record_every=1)
-    ga.integrate_genalpha(lg.Model(lg.CHAIN, robot.params()), robot.initial_state(), 1e-3, 2e-3)
+    ga.integrate_genalpha(lg.CompiledModel(lg.CHAIN, robot.params()), robot.initial_state(), 1e-3, 2e-3)
 
 
 def _torus() -> None:
@@ -105,7 +105,7 @@ def _torus() -> None:
     torus = BondedSpheresSystem(bt.make_torus().description())
     bts.simulate_torus(torus, "25", 1e-3, 2e-3)
     for step in rv.STEPS.values():
-        rv.run(step, torus, rv.initial_state(torus, *torus.initial_conditions()), 1e-3, 1)
+        rv.run(step, torus, rv.initial_state(torus, *torus.initial_conditions()), 1e-3, 1e-3)
 
 
 def _director_body() -> None:

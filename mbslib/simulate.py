@@ -20,14 +20,34 @@ from mbslib.validation import positive
 Step = Callable[[np.ndarray, float, float], tuple[np.ndarray, NewtonReport | None]]
 
 
-def n_steps_for(h: float, t_end: float, t0: float = 0.0) -> int:
-    """The number of steps of size ``h`` from ``t0`` to ``t_end``; ``t_end - t0`` must be a multiple of ``h``."""
+def _real(name: str, value) -> float:
+    """``value`` as a float if it is a finite real number (not a bool), else ``ValueError`` naming it."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name} must be a real number, got {value!r}")
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return float(value)
+
+
+def time_grid(h: float, t_end: float, *, t0: float = 0.0, record_every: int | None = None) -> int:
+    """The number of steps of size ``h`` from ``t0`` to ``t_end``, checked as every driver checks it.
+
+    ``h`` must be a positive real number, ``t0 < t_end`` real numbers whose difference is a whole
+    multiple of ``h`` (to 10⁻⁹ of the span; no driver rounds a horizon), and ``record_every``
+    (where a driver records every so many steps) a positive integer or ``None``. Each rule raises
+    ``ValueError`` naming the argument.
+    """
+    h, t_end, t0 = _real("h", h), _real("t_end", t_end), _real("t0", t0)
     positive(h=h)
+    if not t_end > t0:
+        raise ValueError(f"t_end must be after t0, got t_end = {t_end:g}, t0 = {t0:g}")
     span = t_end - t0
-    positive(t_end_minus_t0=span)
     n = round(span / h)
-    if n < 1 or abs(n * h - span) > 1e-9 * max(1.0, abs(span)):
+    if n < 1 or abs(n * h - span) > 1e-9 * max(1.0, span):
         raise ValueError(f"t_end - t0 = {span:g} is not a whole multiple of the step size h = {h:g}")
+    if record_every is not None and (isinstance(record_every, (bool, np.bool_))
+                                     or not isinstance(record_every, (int, np.integer)) or record_every < 1):
+        raise ValueError(f"record_every must be a positive integer (or None: no records), got {record_every!r}")
     return n
 
 
@@ -82,7 +102,7 @@ def simulate(
     FloatingPointError
         If a step returns a non-finite state.
     """
-    n = n_steps_for(h, t_end, t0)
+    n = time_grid(h, t_end, t0=t0)
     x0 = np.asarray(x0, dtype=float)
     if not np.all(np.isfinite(x0)):
         raise ValueError("x0 must be finite")

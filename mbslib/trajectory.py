@@ -18,6 +18,9 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
+from mbslib import diagnostics
+from mbslib.model import BodyStates, Model
+
 
 @dataclass(frozen=True)
 class Work:
@@ -92,6 +95,40 @@ class IntegrationError(RuntimeError):
 
 
 @dataclass(frozen=True)
+class Health:
+    """What a run kept of what its method claims, measured on the description's body states
+    (:mod:`mbslib.diagnostics`), and the warnings it earned (:func:`mbslib.methods.solve`).
+
+    Attributes
+    ----------
+    energy_error : float
+        ``max |E − E₀| / scale`` over the recorded instants (:func:`~mbslib.diagnostics.energy_error`);
+        for a model with dampers or loads, of ``E − E₀ − ∫ P dt`` (the energy balance, trapezoid).
+    momentum_error : float or None
+        Largest relative change of the conserved part of the angular momentum
+        (:func:`~mbslib.diagnostics.momentum_error`); None if the model conserves none.
+    joint_error, joint_rate_error : float
+        Largest joint residual at position and at velocity level at the recorded instants.
+    rotation_defect : float
+        Largest ``|RᵀR − I|``.
+    warnings : tuple of str
+        One sentence per rule broken (:data:`mbslib.methods.HEALTH_RULES`), naming the step and
+        time where it was first broken; empty for a healthy run.
+    """
+
+    energy_error: float
+    momentum_error: float | None
+    joint_error: float
+    joint_rate_error: float
+    rotation_defect: float
+    warnings: tuple = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.warnings
+
+
+@dataclass(frozen=True)
 class Trajectory:
     """A discrete trajectory.
 
@@ -126,6 +163,20 @@ class Trajectory:
     extras : dict
         Results of one driver that fit no field above, by name (documented by the driver: the
         torus loop's recorded states and its time integrals); empty for the others.
+    method : str
+        The method's name in :data:`mbslib.methods.METHODS` (runs of :func:`mbslib.methods.solve`).
+    model : Model or None
+        The description that was run (:func:`~mbslib.methods.solve`); None for a driver run on
+        a formulation's system.
+    states : BodyStates or None
+        The bodies' poses and velocities at ``t`` (:func:`~mbslib.methods.solve`).
+    own : dict
+        The scheme's own side (:func:`~mbslib.methods.solve`): ``"x"``, its coordinates at ``t``
+        (the rows ``x``), and the quantities it conserves in them, ``"energy"`` (T,) and
+        ``"momentum"`` (T, 3) (about the world origin), where it has them. They may differ from
+        the description's at the nodes.
+    health : Health or None
+        What the run kept (:func:`~mbslib.methods.solve`); None for a driver run.
     """
 
     t: np.ndarray
@@ -141,15 +192,28 @@ class Trajectory:
     t_final: float | None = None
     max_iterations: int = 0
     extras: dict = field(default_factory=dict)
+    method: str = ""
+    model: Model | None = None
+    states: BodyStates | None = None
+    own: dict = field(default_factory=dict)
+    health: Health | None = None
 
     def __post_init__(self):
         if self.t_final is None:
             object.__setattr__(self, "t_final", float(self.t[-1]))
 
     @property
+    def status(self) -> str:
+        """``"failed"`` (it ended early: ``failure``), ``"unhealthy"`` (it reached its horizon
+        but broke a rule of ``health``) or ``"ok"``."""
+        if self.failure is not None:
+            return "failed"
+        return "unhealthy" if self.health is not None and not self.health.ok else "ok"
+
+    @property
     def ok(self) -> bool:
-        """Whether the run reached its horizon."""
-        return self.failure is None
+        """Whether the run reached its horizon and kept what its method claims (``health``)."""
+        return self.status == "ok"
 
     @property
     def failed_step(self) -> int:
@@ -175,3 +239,30 @@ class Trajectory:
     def time_per_step(self) -> float:
         """Mean wall time of one step in seconds."""
         return self.wall_time / max(self.n_steps, 1)
+
+    # -- the description's diagnostics of the body states (mbslib.diagnostics) --
+
+    def _bodies(self):
+        if self.model is None or self.states is None:
+            raise ValueError("this trajectory has no body states: run the model with mbslib.solve")
+        return self.model, self.states
+
+    def energy(self) -> np.ndarray:
+        """The description's total energy ``T + V`` at ``t`` [J]."""
+        return diagnostics.total_energy(*self._bodies())
+
+    def energy_error(self) -> np.ndarray:
+        """``(E − E₀)/scale`` at ``t`` (:func:`~mbslib.diagnostics.energy_error`)."""
+        return diagnostics.energy_error(*self._bodies())
+
+    def momentum_error(self) -> np.ndarray | None:
+        """Relative change of the conserved angular momentum at ``t``, None if none is conserved."""
+        return diagnostics.momentum_error(*self._bodies())
+
+    def joint_error(self) -> np.ndarray:
+        """Largest joint residual at position level at ``t``."""
+        return diagnostics.joint_error(*self._bodies())
+
+    def joint_rate_error(self) -> np.ndarray:
+        """Largest joint residual at velocity level at ``t``."""
+        return diagnostics.joint_rate_error(*self._bodies())

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
+from mbslib import diagnostics
 from mbslib import model as md
 from mbslib import rodrigues as rr
 from mbslib.formulations import directors, joint_coordinates, lie_group, quaternions
@@ -81,16 +82,16 @@ def test_description_energy_is_the_kernel_energy(changes):
         states = body_states(x, v, alpha, w)
         system = system_of(params)
         _, _, U, _ = system.forces(x, alpha)
-        assert md.potential_energy(system.model, states)[0] == pytest.approx(U.sum(), rel=1e-13, abs=1e-13)
-        assert md.total_energy(system.model, states)[0] == pytest.approx(system.energy(x, v, alpha, w), rel=1e-13)
-        assert md.total_energy(system.model, states)[0] == pytest.approx(bt.energy_terms(torus, x, v, alpha, w).sum(),
-                                                                        rel=1e-13)
+        assert diagnostics.potential_energy(system.model, states)[0] == pytest.approx(U.sum(), rel=1e-13, abs=1e-13)
+        energy = diagnostics.total_energy(system.model, states)[0]
+        assert energy == pytest.approx(system.energy(x, v, alpha, w), rel=1e-13)
+        assert energy == pytest.approx(bt.energy_terms(torus, x, v, alpha, w).sum(), rel=1e-13)
         zero = dict(K_m=0.0, K_a=0.0, K_s=0.0, K_pp=0.0, K_pw=0.0)
         for k, name in enumerate(("K_m", "K_s", "K_a", "K_pp", "K_pw")):
             alone = params.replace(**{**zero, name: getattr(params, name)})
             single = system_of(alone)
             assert np.count_nonzero(single.forces(x, alpha)[2]) <= 1
-            assert md.potential_energy(single.model, states)[0] == pytest.approx(U[k], rel=1e-13, abs=1e-14)
+            assert diagnostics.potential_energy(single.model, states)[0] == pytest.approx(U[k], rel=1e-13, abs=1e-14)
 
 
 @pytest.mark.parametrize("law", ["normalized", "absolute"])
@@ -102,7 +103,7 @@ def test_kernel_forces_are_minus_the_gradient_of_the_description_potential(law):
     assert np.all(U > 0)  # every term active
 
     def V(x_, a_):
-        return md.potential_energy(system.model, body_states(x_, v, a_, w))[0]
+        return diagnostics.potential_energy(system.model, body_states(x_, v, a_, w))[0]
 
     eps = 1e-6
     for i in range(torus.n):
@@ -133,19 +134,20 @@ def test_bond_rest_pose_and_its_rotation_and_stretch_energies():
     a, b = model.bodies
     assert r0[0] == pytest.approx(1.3) and np.allclose(a.rotation @ n0[0], (a.position - b.position) / 1.3)
     assert np.allclose(A0[0], a.rotation.T @ b.rotation)
-    assert md.potential_energy(model, start)[0] == pytest.approx(0.0, abs=1e-28)  # at rest (no shear term)
+    assert diagnostics.potential_energy(model, start)[0] == pytest.approx(0.0, abs=1e-28)  # at rest (no shear term)
     # body b turned by 0.7 rad about a world axis and moved 0.1 m along the bond: ½ 3 0.7² + ½ 5 0.1²
     Q = Rotation.from_rotvec(0.7 * np.array([0.0, 0.6, 0.8])).as_matrix()
     moved = replace(start, rotation=start.rotation.copy(), position=start.position.copy())
     moved.rotation[0, 1] = Q @ b.rotation
     moved.position[0, 1] = b.position + 0.1 * (b.position - a.position) / 1.3
-    assert md.potential_energy(model, moved)[0] == pytest.approx(0.5 * 3.0 * 0.7**2 + 0.5 * 5.0 * 0.1**2, rel=1e-13)
+    expected = 0.5 * 3.0 * 0.7**2 + 0.5 * 5.0 * 0.1**2
+    assert diagnostics.potential_energy(model, moved)[0] == pytest.approx(expected, rel=1e-13)
     # turning the whole pair leaves rotation and stretch at rest (objective); the shear law is not
     whole = replace(start, rotation=np.einsum("ij,tnjk->tnik", Q, start.rotation),
                     position=np.einsum("ij,tnj->tni", Q, start.position))
-    assert md.potential_energy(model, whole)[0] == pytest.approx(0.0, abs=1e-26)
+    assert diagnostics.potential_energy(model, whole)[0] == pytest.approx(0.0, abs=1e-26)
     sheared = Model(model.bodies, bonds=(replace(model.bonds[0], shear_stiffness=2.0),))
-    assert md.potential_energy(sheared, whole)[0] > 1e-3
+    assert diagnostics.potential_energy(sheared, whole)[0] > 1e-3
     # given rest values win over the initial states
     given = Model(model.bodies, bonds=(replace(model.bonds[0], rest_length=1.0, rest_rotation=np.eye(3)),))
     r0g, _, A0g = md.bond_rest_poses(given)
@@ -160,11 +162,11 @@ def test_hertz_contact_energies_pairs_radii_and_wall():
     model = Model(bodies, contacts=(contact,))
     # pair (0, 1) overlaps 1.1 - 0.9 = 0.2, body 0 the floor by 0.5 - 0.5 = 0, body 1 by 0.6 - 0.5 = 0.1
     expected = 4.0 * 0.2**2 / 2 + 7.0 * 0.1**2 / 2
-    assert md.potential_energy(model, model.initial_states())[0] == pytest.approx(expected, rel=1e-13)
+    assert diagnostics.potential_energy(model, model.initial_states())[0] == pytest.approx(expected, rel=1e-13)
     listed = Model(bodies, contacts=(replace(contact, pairs=((1, 2),), wall=None),))
-    assert md.potential_energy(listed, listed.initial_states())[0] == 0.0
+    assert diagnostics.potential_energy(listed, listed.initial_states())[0] == 0.0
     normalized = Model(bodies, contacts=(replace(contact, overlap="normalized", exponent=1.5, wall=None),))
-    assert md.potential_energy(normalized, normalized.initial_states())[0] == pytest.approx(
+    assert diagnostics.potential_energy(normalized, normalized.initial_states())[0] == pytest.approx(
         0.4 * 4.0 * (1 - 0.9 / 1.1) ** 2.5, rel=1e-13)
 
 
@@ -267,11 +269,11 @@ def test_description_diagnostics_of_a_compiled_run_match_its_record():
                                                   shear_stiffness=3.0) for k in range(3)),
                   contacts=(HertzContact(0.15, 40.0, wall=PlaneWall([0.0, 0.0, 0.0], [1.0, 0.0, 0.0], 60.0)),))
     system = BondedSpheresSystem(model)
-    run = ts.simulate_torus(system, "23", 1e-3, 0.5, stride=25, store_states=True)
+    run = ts.simulate_torus(system, "23", 1e-3, 0.5, record_every=25, store_states=True)
     assert run.ok and bt.column(run, "U_pw")[0] > 0 and bt.column(run, "U_pp")[0] > 0  # every term acts
     states = system.body_states(run.t, run.extras["states"])
-    np.testing.assert_allclose(md.total_energy(model, states), bt.column(run, "E"), rtol=1e-12)
+    np.testing.assert_allclose(diagnostics.total_energy(model, states), bt.column(run, "E"), rtol=1e-12)
     momentum = np.stack([bt.column(run, c) for c in ("P_x", "P_y", "P_z")], axis=1)
-    np.testing.assert_allclose(md.linear_momentum(model, states), momentum, rtol=1e-12, atol=1e-14)
-    assert md.total_energy(model, model.initial_states())[0] == pytest.approx(system.energy(
+    np.testing.assert_allclose(diagnostics.linear_momentum(model, states), momentum, rtol=1e-12, atol=1e-14)
+    assert diagnostics.total_energy(model, model.initial_states())[0] == pytest.approx(system.energy(
         *system.initial_conditions()), rel=1e-13)

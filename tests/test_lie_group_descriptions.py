@@ -10,11 +10,12 @@ import pytest
 from scipy.integrate import simpson
 from scipy.spatial.transform import Rotation
 
+from mbslib.diagnostics import nonconservative_power, total_energy
 from mbslib.formulations import lie_group
 from mbslib.integrators import generalized_alpha as ga
 from mbslib.integrators import runge_kutta as rk
 from mbslib.integrators.tableaux import RK67
-from mbslib.model import Gravity, Joint, Model, RigidBody, nonconservative_power, total_energy
+from mbslib.model import Gravity, Joint, Model, RigidBody
 from mbslib.reference import reference_states
 from mbslib.systems import lie_group_mbs as L
 

@@ -2,15 +2,7 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from mbslib.model import (
-    AppliedLoad,
-    BodyStates,
-    Constant,
-    Gravity,
-    Joint,
-    Model,
-    RigidBody,
-    Spring,
+from mbslib.diagnostics import (
     angular_momentum,
     constraint_rates,
     constraint_residuals,
@@ -20,6 +12,7 @@ from mbslib.model import (
     potential_energy,
     total_energy,
 )
+from mbslib.model import AppliedLoad, BodyStates, Constant, Gravity, Joint, Model, RigidBody, Spring
 from mbslib.rotations import exp_so3
 
 

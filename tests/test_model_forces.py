@@ -15,21 +15,12 @@ import numpy as np
 import pytest
 
 from mbslib.convergence import observed_order
+from mbslib.diagnostics import nonconservative_power, potential_energy, total_energy
 from mbslib.formulations import lie_group
 from mbslib.formulations.compiled import bind_form, workspace
 from mbslib.formulations.quaternions import QuaternionSystem
 from mbslib.integrators import livens
-from mbslib.model import (
-    AppliedLoad,
-    Gravity,
-    Joint,
-    Model,
-    RigidBody,
-    Spring,
-    nonconservative_power,
-    potential_energy,
-    total_energy,
-)
+from mbslib.model import AppliedLoad, Gravity, Joint, Model, RigidBody, Spring
 from mbslib.reference import reference_states
 from mbslib.simulate import simulate
 from mbslib.systems import lie_group_mbs as L

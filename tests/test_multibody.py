@@ -398,7 +398,7 @@ def test_double_pendulum_conserves_energy_with_generalized_alpha(name):
     joint equations hold to the Newton tolerance at every recorded step."""
     form = FORMS[name]
     P = double_pendulum().params()
-    model = lg.Model(lg.MB_RV + form, P)
+    model = lg.CompiledModel(lg.MB_RV + form, P)
     x0 = double_pendulum_state(form)
     n = model.n
     drift = []

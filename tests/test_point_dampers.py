@@ -11,21 +11,13 @@ import pytest
 from scipy.integrate import simpson
 from scipy.spatial.transform import Rotation
 
+from mbslib.diagnostics import nonconservative_power, total_energy
 from mbslib.formulations import directors as fd
 from mbslib.formulations import lie_group
 from mbslib.formulations.quaternions import QuaternionSystem
 from mbslib.formulations.rodrigues import PivotedRodriguesSystem, RodriguesSystem
 from mbslib.integrators import ggl
-from mbslib.model import (
-    Gravity,
-    Joint,
-    Model,
-    PointDamper,
-    RigidBody,
-    Spring,
-    nonconservative_power,
-    total_energy,
-)
+from mbslib.model import Gravity, Joint, Model, PointDamper, RigidBody, Spring
 from mbslib.reference import reference_states
 from mbslib.simulate import simulate
 from mbslib.systems import ggl_examples as ex

@@ -17,8 +17,8 @@ from mbslib.integrators.livens import LivensSystem, QuaternionBodySystem
 from mbslib.integrators.nonholonomic_em import DirectorTriad
 from mbslib.integrators.rodrigues_vi import SphericalBodies
 from mbslib.integrators.runge_kutta import ExplicitModel
+from mbslib.methods import METHODS
 from mbslib.model import Gravity, Model, RigidBody, Spring
-from mbslib.shootout import METHODS
 from mbslib.systems import ggl_examples
 from mbslib.systems import lie_group_mbs as lg
 from mbslib.systems import livens_systems as ls

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from mbslib import model as mm
+from mbslib import diagnostics
 from mbslib import rodrigues as rr
 from mbslib.formulations.rodrigues import BondedSpheresSystem, PivotedRodriguesSystem
 from mbslib.integrators import rodrigues_vi as rv
@@ -87,9 +87,9 @@ def test_increments_driver_and_del_residual_validate_h():
         with pytest.raises(ValueError, match="h must"):
             f([[0.1, 0.0, 0.0]], -1e-3)
     with pytest.raises(ValueError, match="h must"):
-        rv.run(rv.step_25, PEND, pendulum_state(), np.nan, 3)
-    with pytest.raises(ValueError, match="n_steps"):
-        rv.run(rv.step_25, PEND, pendulum_state(), 0.01, 2.5)
+        rv.run(rv.step_25, PEND, pendulum_state(), np.nan, 0.03)
+    with pytest.raises(ValueError, match="whole multiple"):
+        rv.run(rv.step_25, PEND, pendulum_state(), 0.01, 2.5 * 0.01)
     a = pendulum_state().alpha
     with pytest.raises(ValueError, match="h must"):
         rv.del_residual(PEND, np.zeros((1, 3)), a, a, a, 0.0)
@@ -144,17 +144,17 @@ def test_pendulum_description_is_the_papers_pendulum(paper):
     _, T = system.force_torque(np.zeros((6, 3)), alpha)
     np.testing.assert_allclose(T, paper.m * paper.g * np.cross(rr.rr_matrix(alpha) @ rho0, [0.0, 0.0, 1.0]),
                                rtol=0, atol=1e-15)  # eq. (40), repaired
-    run = rv.run(rv.step_23, system, state, 0.05, 200)
+    run = rv.run(rv.step_23, system, state, 0.05, 10.0)
     _, _, alpha, w = rv.states_of(run.x)[:, :, 0].transpose(1, 0, 2)
     states = system.body_states(run.t, run.x)
-    np.testing.assert_allclose(mm.total_energy(model, states), paper.energy(alpha, w), rtol=1e-14)  # (41a)
+    np.testing.assert_allclose(diagnostics.total_energy(model, states), paper.energy(alpha, w), rtol=1e-14)  # (41a)
     axis = np.einsum("tij,j->ti", states.rotation[:, 0], rho0)
-    L = mm.angular_momentum(model, states)  # about the pivot: J Ω, J spherical there
+    L = diagnostics.angular_momentum(model, states)  # about the pivot: J Ω, J spherical there
     np.testing.assert_allclose(np.einsum("ti,ti->t", axis, L) / paper.J, paper.axis_spin(alpha, w),
                                rtol=0, atol=1e-14)  # (41b)
     np.testing.assert_allclose(np.linalg.norm(states.position[:, 0], axis=1), paper.axis_length(alpha),
                                rtol=1e-15)  # (41c): the centre's distance to the pivot
-    assert np.abs(mm.constraint_residuals(model, states)).max() < 1e-15
+    assert np.abs(diagnostics.constraint_residuals(model, states)).max() < 1e-15
 
 
 @pytest.mark.parametrize("kwargs, match", [(dict(inertia=1.0, mass=1.0, g=1.0), "inertia must exceed"),
@@ -167,7 +167,7 @@ def test_pendulum_model_names_what_is_not_a_rigid_body(kwargs, match):
 
 @pytest.mark.parametrize("name", ["23", "25", "27", "27*"])
 def test_pendulum_invariants_to_round_off(name):
-    run = rv.run(rv.STEPS[name], PEND, pendulum_state(), 0.01, 1000)
+    run = rv.run(rv.STEPS[name], PEND, pendulum_state(), 0.01, 10.0)
     alpha, w = rv.states_of(run.x)[:, 2:, 0].transpose(1, 0, 2)
     assert np.abs(PAPER.axis_spin(alpha, w)).max() <= 1e-13  # (41b)
     assert np.abs(w[:, 2] - w[0, 2]).max() <= 1e-13  # e3·Ω
@@ -177,8 +177,8 @@ def test_pendulum_invariants_to_round_off(name):
 def test_map23_satisfies_del_equation_and_equals_map21():
     a0, w0 = initial_conditions()
     h = 0.01
-    s23 = rv.states_of(rv.run(rv.step_23, PEND, pendulum_state(), h, 300).x)
-    s21 = rv.states_of(rv.run(rv.step_21, PEND, pendulum_state(w0=rr.rr_matrix(a0).T @ w0), h, 300).x)
+    s23 = rv.states_of(rv.run(rv.step_23, PEND, pendulum_state(), h, 300 * h).x)
+    s21 = rv.states_of(rv.run(rv.step_21, PEND, pendulum_state(w0=rr.rr_matrix(a0).T @ w0), h, 300 * h).x)
     res = max(np.abs(rv.del_residual(PEND, s23[k, 0], s23[k - 1, 2], s23[k, 2], s23[k + 1, 2], h)).max()
               for k in range(1, 300))
     assert res <= 1e-12
@@ -191,7 +191,7 @@ def test_map23_satisfies_del_equation_and_equals_map21():
     dw = np.abs(np.einsum("kij,kj->ki", rr.rr_matrix(s21[:, 2, 0]), s21[:, 3, 0]) - s23[:, 3, 0]).max()
     assert dw <= 1e-10
     # map (25) is not an exact DEL solution: its residual is O(h^2), far above round-off
-    s25 = rv.states_of(rv.run(rv.step_25, PEND, pendulum_state(), h, 3).x)
+    s25 = rv.states_of(rv.run(rv.step_25, PEND, pendulum_state(), h, 3 * h).x)
     assert np.abs(rv.del_residual(PEND, s25[1, 0], s25[0, 2], s25[1, 2], s25[2, 2], h)).max() > 1e-8
 
 
@@ -200,7 +200,7 @@ def test_flat_step_adapter_with_simulate():
 
     s0 = pendulum_state()
     traj = simulate(rv.as_flat_step(rv.step_25, PEND), rv.pack(s0), 0.01, 0.5)
-    last = rv.states_of(rv.run(rv.step_25, PEND, s0, 0.01, 50).x)[-1]
+    last = rv.states_of(rv.run(rv.step_25, PEND, s0, 0.01, 0.5).x)[-1]
     assert np.array_equal(rv.unpack(traj.x[-1]).alpha, last[2])
 
 
@@ -211,7 +211,7 @@ def test_pendulum_observed_order(name, order):
     R_ref, w_ref = reference_solution(PAPER, a0, w0, np.array([0.0, t_end]))
     errs = []
     for h in hs:
-        _, _, alpha, w = rv.states_of(rv.run(rv.STEPS[name], PEND, pendulum_state(), h, round(t_end / h)).x)[-1]
+        _, _, alpha, w = rv.states_of(rv.run(rv.STEPS[name], PEND, pendulum_state(), h, round(t_end / h) * h).x)[-1]
         dR = rotation_angle(rr.rr_matrix(alpha[0]).T @ R_ref[-1])
         errs.append(dR + np.linalg.norm(w[0] - w_ref[-1]))
     slope = np.polyfit(np.log(hs), np.log(errs), 1)[0]
@@ -293,8 +293,8 @@ def test_compiled_loop_matches_python_maps(name):
     x0, v0, alpha0, w0 = torus.initial_conditions()
     s0 = rv.initial_state(torus, x0, v0, alpha0, 0.5 * RNG.normal(size=w0.shape))
     h, n = 2e-3, 120
-    ref = rv.states_of(rv.run(rv.STEPS[name], torus, s0, h, n).x)[-1]
-    out = ts.simulate_torus(torus_system(torus.params), name, h, n * h, stride=n, state0=s0, store_states=True)
+    ref = rv.states_of(rv.run(rv.STEPS[name], torus, s0, h, n * h).x)[-1]
+    out = ts.simulate_torus(torus_system(torus.params), name, h, n * h, record_every=n, state0=s0, store_states=True)
     assert out.ok and out.n_steps == n
     # the compiled loop and the Python steps call the same compiled pieces: only the forces differ
     # (compiled kernel against NumPy), at round-off
@@ -314,8 +314,8 @@ def test_python_steps_and_compiled_loop_are_one_implementation(name):
     x0, v0, alpha0, w0 = system.initial_conditions()
     s0 = rv.initial_state(system, x0, v0, alpha0, 0.5 * RNG.normal(size=w0.shape))
     h, n = 2e-3, 60
-    python = rv.run(rv.STEPS[name], system, s0, h, n)
-    compiled = ts.simulate_torus(system, name, h, n * h, stride=1, state0=s0, store_states=True)
+    python = rv.run(rv.STEPS[name], system, s0, h, n * h)
+    compiled = ts.simulate_torus(system, name, h, n * h, record_every=1, state0=s0, store_states=True)
     np.testing.assert_array_equal(rv.states_of(python.x), compiled.extras["states"])
     np.testing.assert_array_equal(python.t, compiled.t)
     assert python.work == compiled.work == Work(steps=n, rhs_evaluations=n + 1)
@@ -323,7 +323,7 @@ def test_python_steps_and_compiled_loop_are_one_implementation(name):
 
 def test_run_returns_a_trajectory_and_ends_where_eq16_has_no_root():
     h, n = 0.01, 40
-    run = rv.run(rv.step_25, PEND, pendulum_state(), h, n)
+    run = rv.run(rv.step_25, PEND, pendulum_state(), h, n * h)
     assert isinstance(run, Trajectory) and run.ok and run.failed_step == -1
     assert run.work == Work(steps=n, rhs_evaluations=n + 1) and run.t_final == n * h and run.h == h
     np.testing.assert_array_equal(run.t, h * np.arange(n + 1))
@@ -335,16 +335,16 @@ def test_run_returns_a_trajectory_and_ends_where_eq16_has_no_root():
     # a fast spin: h|p| >= 1 from the start, the first step is not taken; map (25) has no such limit
     spun = pendulum_state(w0=np.array([0.0, 0.0, 12.0]))
     for name in ("23", "27*"):
-        failed = rv.run(rv.STEPS[name], PEND, spun, 0.1, 10)
+        failed = rv.run(rv.STEPS[name], PEND, spun, 0.1, 1.0)
         assert isinstance(failed.failure, IntegrationError) and failed.failure.reason == rv.CAYLEY_INVALID
         assert failed.failed_step == 0 and failed.failure.t == failed.t_final == 0.0
         assert failed.work == Work(steps=0, rhs_evaluations=1) and len(failed.t) == 1
-    assert rv.run(rv.step_25, PEND, spun, 0.1, 10).ok
+    assert rv.run(rv.step_25, PEND, spun, 0.1, 1.0).ok
     # a strong pendulum swinging down speeds up until h|p| reaches 1 in a later step: the steps
     # before it are kept
     strong = PivotedRodriguesSystem(Pendulum3D(g=10.0).model())
     late = rv.run(rv.step_23, strong, rv.initial_state(strong, np.zeros(3), np.zeros(3), initial_conditions()[0],
-                                                       [0.0, 9.0, 0.0]), 0.1, 10)
+                                                       [0.0, 9.0, 0.0]), 0.1, 1.0)
     k = late.failed_step
     assert 0 < k == late.n_steps and late.failure.t == late.t_final == pytest.approx(k * 0.1)
     assert late.work == Work(steps=k, rhs_evaluations=k + 1) and len(late.t) == k + 1
@@ -353,7 +353,7 @@ def test_run_returns_a_trajectory_and_ends_where_eq16_has_no_root():
 def test_torus_trajectory_counts_steps_and_force_evaluations():
     torus = torus_system(bt.TorusParams(n_p=16, x_c=1.6))
     h, n, stride = 2e-3, 30, 4
-    run = ts.simulate_torus(torus, "27", h, n * h, stride=stride)
+    run = ts.simulate_torus(torus, "27", h, n * h, record_every=stride)
     assert isinstance(run, Trajectory) and run.ok and run.failed_step == -1
     assert run.work == Work(steps=n, rhs_evaluations=n + 1)  # one force evaluation per step, plus the initial one
     assert run.t_final == n * h and run.h == h and run.x.shape == (n // stride + 1, len(bt.COLUMNS))

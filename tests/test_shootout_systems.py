@@ -5,19 +5,22 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from mbslib.exact import free_body_angular_velocity
-from mbslib.formulations import lie_group
-from mbslib.model import (
-    BodyStates,
-    Gravity,
-    Joint,
-    Model,
-    RigidBody,
+from mbslib.diagnostics import (
+    conserved_axes,
+    conserved_momentum,
     constraint_rates,
     constraint_residuals,
+    energy_error,
+    joint_error,
     kinetic_energy,
+    momentum_error,
+    rotation_defect,
     total_energy,
 )
+from mbslib.exact import free_body_angular_velocity
+from mbslib.formulations import lie_group
+from mbslib.methods import METHODS, refusals, solve
+from mbslib.model import BodyStates, Gravity, Joint, Model, RigidBody
 from mbslib.rotations import exp_so3
 from mbslib.systems.benchmarks import FREE_BODY_INERTIA, pendulum_3d, spinning_body, tennis_racket
 from mbslib.systems.bricard import CORNERS, bricard, rod
@@ -136,7 +139,7 @@ def test_pendulum_description_is_the_papers_pendulum():
     assert np.abs(constraint_rates(model, start)).max() < 1e-15
     assert total_energy(model, start)[0] == pytest.approx(paper.energy(alpha0, w0), rel=1e-14)
     system = PivotedRodriguesSystem(model)
-    ours = rr.run(rr.step_23, system, system.initial_state(), 0.1, 20)
+    ours = rr.run(rr.step_23, system, system.initial_state(), 0.1, 2.0)
     body = system.body_states(ours.t, ours.x)
     for name in ("position", "rotation", "velocity", "angular_velocity"):
         np.testing.assert_allclose(getattr(body, name)[0], getattr(start, name)[0], atol=1e-15)
@@ -175,13 +178,11 @@ def test_rotation_system_round_trip_and_energy(model):
 
 
 def test_emh_through_the_description_conserves_the_descriptions_energy():
-    """EMH conserves its Hamiltonian, which on S³ is the description's energy: the nodal energy of
+    """EMH's Hamiltonian is the description's energy on the unit sphere: through the entry point
     the description holds to the Newton tolerance."""
-    from mbslib.shootout import METHODS
-
     for model in (heavy_top(), pendulum_3d()):
         h = 1e-3 if model.bodies[0].name == "cone" else 0.1
-        run = METHODS["EMH"].run(model, h, 20 * h)
+        run = solve(model, "EMH", h, 20 * h)
         energy = total_energy(model, run.states)
         assert np.ptp(energy) < 1e-12 * abs(energy[0])
 
@@ -203,7 +204,6 @@ def test_rotation_system_says_what_it_needs(model, match):
 
 def test_nontwisting_body_round_trip_and_energy_conservation():
     from mbslib.formulations.directors import nontwisting_body, nontwisting_body_states
-    from mbslib.shootout import METHODS
 
     model = Model((RigidBody("b", 2.0, [[2.0, 0.3, 0.0], [0.3, 3.0, 0.1], [0.0, 0.1, 4.5]],
                                                 rotation=exp_so3([0.3, -0.2, 0.5]), velocity=[0.1, 0.0, 0.2],
@@ -212,9 +212,9 @@ def test_nontwisting_body_round_trip_and_energy_conservation():
     start = nontwisting_body_states(model, [0.0], x0[None])
     for name in ("position", "rotation", "velocity", "angular_velocity"):
         np.testing.assert_allclose(getattr(start, name), getattr(model.initial_states(), name), atol=1e-14)
-    run = METHODS["EM (004)"].run(model, 0.05, 1.0)
-    assert np.ptp(run.own_energy) < 1e-12 * run.own_energy[0]  # ½ q̇·M q̇, conserved by the scheme
-    assert run.own_energy[0] == pytest.approx(total_energy(model, model.initial_states())[0] - 0.5 * 2.0 * 0.05,
+    run = solve(model, "EM (004)", 0.05, 1.0)
+    assert np.ptp(run.own["energy"]) < 1e-12 * run.own["energy"][0]  # ½ q̇·M q̇, conserved by the scheme
+    assert run.own["energy"][0] == pytest.approx(total_energy(model, model.initial_states())[0] - 0.5 * 2.0 * 0.05,
                                               rel=1e-14)  # the rotational part of the description's energy
     np.testing.assert_allclose(run.states.position[-1, 0], [0.1, 0.0, 0.2], atol=1e-15)
     with pytest.raises(ValueError, match="free body"):
@@ -227,26 +227,18 @@ BENCHMARKS = {"free body": spinning_body(), "heavy top": heavy_top(), "pendulum"
               "Bricard": bricard(redundant=False), "chain": chain(2)}
 
 
-def _method_ids():
-    from mbslib.shootout import METHODS
-
-    return list(METHODS)
-
-
-@pytest.mark.parametrize("name", _method_ids())
+@pytest.mark.parametrize("name", list(METHODS))
 @pytest.mark.parametrize("benchmark", list(BENCHMARKS))
 def test_every_method_runs_or_says_why(name, benchmark):
     """Each method either refuses a benchmark with a reason or runs it from the model's own initial
-    state, counts its work and records the start, every ``every``-th step and the end."""
-    from mbslib.shootout import METHODS
-
-    method, model = METHODS[name], BENCHMARKS[benchmark]
-    reason = method.refusal(model)
+    state, counts its work and records the start, every ``record_every``-th step and the end."""
+    model = BENCHMARKS[benchmark]
+    reason = refusals(model).get(name, "")
     if reason:
         assert len(reason) > 20
         return
     h = 1e-4 if benchmark == "heavy top" else 1e-3
-    run = method.run(model, h, 5 * h, every=2)
+    run = solve(model, name, h, 5 * h, record_every=2)
     assert run.ok, run.failure
     np.testing.assert_allclose(run.states.t, h * np.array([0, 2, 4, 5]), rtol=1e-12)
     start = model.initial_states()
@@ -257,23 +249,21 @@ def test_every_method_runs_or_says_why(name, benchmark):
 
 
 def test_refusals_of_the_benchmarks():
-    from mbslib.shootout import METHODS
-
     expected = {("RR (23)", "free body"): "spherical bodies", ("RR (23)", "heavy top"): "spherical inertia about",
                 ("RKMK RK44", "chain"): "unconstrained", ("EML", "Bricard"): "revolute",
                 ("GGL-VI", "Bricard"): "revolute", ("EMH", "chain"): "one rigid body",
                 ("EM (004)", "pendulum"): "free body"}
     for (name, benchmark), match in expected.items():
-        assert match in METHODS[name].refusal(BENCHMARKS[benchmark])
+        assert match in refusals(BENCHMARKS[benchmark])[name]
 
 
 def test_explicit_work_is_counted_per_stage_and_segments_are_whole():
     from mbslib.integrators.runge_kutta import integrate_explicit
     from mbslib.integrators.tableaux import RK44
-    from mbslib.shootout import METHODS, _rkmk_system
+    from mbslib.methods import _rkmk_system
 
     model = pendulum_3d()
-    run = METHODS["RKMK RK44"].run(model, 0.05, 1.0, every=7)
+    run = solve(model, "RKMK RK44", 0.05, 1.0, record_every=7)
     assert run.work.steps == 20 and run.work.rhs_evaluations == 4 * 20
     whole = integrate_explicit(_rkmk_system(model), lie_group.initial_state(model, "RV", about_pivot=True), RK44, 0.05,
                                1.0)
@@ -284,62 +274,71 @@ def test_explicit_work_is_counted_per_stage_and_segments_are_whole():
 def test_pendulum_orders_through_the_runners(name, order):
     from mbslib.convergence import observed_order
     from mbslib.reference import reference_states
-    from mbslib.shootout import METHODS
 
     model, t_end = pendulum_3d(), 2.0
     exact = reference_states(model, [0.0, t_end]).at(-1)
     hs = (0.2 if order < 4 else 0.5) / np.array([1, 2, 4])
-    errors = [np.abs(METHODS[name].run(model, h, t_end).states.rotation[-1] - exact.rotation[0]).max() for h in hs]
+    errors = [np.abs(solve(model, name, h, t_end).states.rotation[-1] - exact.rotation[0]).max() for h in hs]
     assert observed_order(hs, errors) == pytest.approx(order, abs=0.3)
 
 
-def test_every_is_validated():
-    from mbslib.shootout import METHODS
-
-    with pytest.raises(ValueError, match="every"):
-        METHODS["EML"].run(spinning_body(), 0.1, 0.2, every=-1)
-    assert isinstance(METHODS["EML"].run(spinning_body(), 0.1, 0.2).states, BodyStates)
+@pytest.mark.parametrize("every", [0, -1, 2.7, True])
+def test_record_every_is_validated(every):
+    with pytest.raises(ValueError, match="record_every"):
+        solve(spinning_body(), "EML", 0.1, 0.2, record_every=every)
+    assert isinstance(solve(spinning_body(), "EML", 0.1, 0.2).states, BodyStates)
 
 
 def test_own_invariants_of_the_schemes_that_claim_them():
     """Each scheme's own energy and momentum map, as the runners report them, hold to round-off on
     the pendulum where its paper says so (the chapter's table checks the long runs)."""
-    from mbslib.shootout import METHODS, momentum_error
-
     model = pendulum_3d()
     for name, energy_kept, momentum_kept in [("EML", True, False), ("Null-EML", True, True), ("EMH", True, True),
                                              ("MPH", False, True), ("GGL-VI", False, True)]:
-        run = METHODS[name].run(model, 0.1, 5.0)
-        energy = np.abs(run.own_energy / run.own_energy[0] - 1.0).max()
-        momentum = momentum_error(model, run.states, run.own_momentum).max()
+        run = solve(model, name, 0.1, 5.0)
+        energy = np.abs(run.own["energy"] / run.own["energy"][0] - 1.0).max()
+        momentum = momentum_error(model, run.states, run.own["momentum"]).max()
         assert (energy < 1e-12) == energy_kept, (name, energy)
         assert (momentum < 1e-12) == momentum_kept, (name, momentum)
 
 
 def test_diagnostics_of_the_description():
     from mbslib.reference import reference_states
-    from mbslib.shootout import conserved_momentum, energy_error, joint_error, momentum_error, rotation_defect
 
     model = heavy_top()
     states = reference_states(model, np.linspace(0.0, 0.05, 6))
     assert np.abs(energy_error(model, states)).max() < 1e-10
     assert momentum_error(model, states).max() < 1e-10  # vertical angular momentum about the tip
     assert joint_error(model, states).max() < 1e-12 and rotation_defect(states).max() < 1e-10
-    assert conserved_momentum(bricard(), np.zeros((1, 3))) is None  # two ground joints: nothing conserved
-    assert conserved_momentum(spinning_body(), np.ones((2, 3))).shape == (2, 3)  # the whole vector
+    s = spinning_body().initial_states()
+    assert conserved_momentum(bricard(), s) is None  # two ground joints: nothing conserved
+    assert conserved_momentum(spinning_body(), s).shape == (1, 3)  # the whole vector
+
+
+def test_conserved_axes_of_ground_joints_and_gravity():
+    """The conserved components: the whole vector of a free mechanism, the vertical under gravity
+    (also without ground joints), the hinge axis of a revolute joint to the ground (if gravity
+    lies along it), nothing for a hinge across gravity (the review's revolute pendulum)."""
+    body = RigidBody("b", 1.0, [1.0, 2.0, 2.5], position=[0.0, 0.0, -1.0])
+    g = Gravity([0.0, 0.0, -9.81])
+    hinge = Joint("revolute", None, 0, [0, 0, 0], [0, 0, 1.0], axis_a=[1.0, 0, 0], axis_b=[1.0, 0, 0])
+    spin = Joint("revolute", None, 0, [0, 0, 0], [0, 0, 1.0], axis_a=[0, 0, 1.0], axis_b=[0, 0, 1.0])
+    np.testing.assert_allclose(conserved_axes(Model((body,), gravity=g))[1], [[0, 0, 1.0]], atol=1e-15)
+    assert conserved_axes(Model((body,), (hinge,), gravity=g)) is None
+    np.testing.assert_allclose(np.abs(conserved_axes(Model((body,), (spin,), gravity=g))[1]), [[0, 0, 1.0]],
+                               atol=1e-15)
+    np.testing.assert_allclose(np.abs(conserved_axes(Model((body,), (hinge,)))[1]), [[1.0, 0, 0]], atol=1e-15)
 
 
 def test_work_precision_and_largest_stable_step():
-    from mbslib.shootout import METHODS, largest_stable_step, work_precision
+    from mbslib.shootout import largest_stable_step, work_precision
 
     model = pendulum_3d()
-    points = work_precision(METHODS["RKMK RK44"], model, [0.5, 0.25], 2.0, lambda run: 1.0)
+    points = work_precision("RKMK RK44", model, [0.5, 0.25], 2.0, lambda run: 1.0)
     assert [p.evaluations for p in points] == [4 * 4, 4 * 8] and all(p.ok for p in points)
-    tolerances = work_precision(METHODS["RKMK DOPRI5"], model, [0.5], 2.0, lambda run: 1.0, rtols=[1e-4, 1e-8])
+    tolerances = work_precision("RKMK DOPRI5", model, [0.5], 2.0, lambda run: 1.0, rtols=[1e-4, 1e-8])
     assert tolerances[0].evaluations < tolerances[1].evaluations
-    with pytest.raises(ValueError, match="rtol"):
-        METHODS["RKMK RK44"].run(model, 0.5, 1.0, rtol=1e-6)
-    h, run = largest_stable_step(METHODS["RR (23)"], model, [4.0, 2.0, 0.5], 8.0)
-    assert h == 0.5 and run.ok  # the increment of (23) exists only for h|p| < 1
-    assert largest_stable_step(METHODS["RR (27)"], model, [4.0], 8.0, energy_tolerance=1e-6) == (
+    h, run = largest_stable_step("RR (23)", model, [4.0, 2.0, 0.5], 8.0)
+    assert h == 0.5 and run.failure is None  # the increment of (23) exists only for h|p| < 1
+    assert largest_stable_step("RR (27)", model, [4.0], 8.0, energy_tolerance=1e-6) == (
         pytest.approx(np.nan, nan_ok=True), None)

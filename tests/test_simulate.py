@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from mbslib.newton import NewtonError, newton_solve
-from mbslib.simulate import n_steps_for, simulate
+from mbslib.simulate import simulate, time_grid
 from mbslib.trajectory import Work
 
 
@@ -49,10 +49,21 @@ def test_non_finite_state_raises():
 
 
 @pytest.mark.parametrize("h, t_end, match", [(-0.1, 1.0, "h must be"), (0.0, 1.0, "h must be"),
-                                             (0.3, 1.0, "multiple"), (0.1, -1.0, "t_end")])
+                                             (0.3, 1.0, "multiple"), (0.1, -1.0, "t_end"), (True, 1.0, "h must be"),
+                                             ("0.1", 1.0, "h must be"), (0.1, np.inf, "t_end must be finite")])
 def test_bad_step_sizes(h, t_end, match):
     with pytest.raises(ValueError, match=match):
-        n_steps_for(h, t_end)
+        time_grid(h, t_end)
+
+
+@pytest.mark.parametrize("every", [0, -1, 2.7, 2.0, True, "2"])
+def test_record_every_must_be_a_positive_integer(every):
+    with pytest.raises(ValueError, match="record_every must be a positive integer"):
+        time_grid(0.1, 1.0, record_every=every)
+
+
+def test_time_grid_counts_steps_from_t0():
+    assert time_grid(0.1, 1.0) == 10 and time_grid(0.1, 1.5, t0=0.5) == 10 and time_grid(0.25, 1.0, record_every=3) == 4
 
 
 def test_progress_bar_runs():

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mbslib import model as md
+from mbslib import diagnostics
 from mbslib.model import BodyStates, Model, refuse
 from mbslib.rotations import exp_so3
 from mbslib.validation import vector
@@ -239,7 +239,8 @@ def _holds(model: Model) -> None:
     """Raise unless every joint holds in the description's initial state (positions and rates)."""
     s = model.initial_states()
     size = 1.0 + np.abs(s.position).max()
-    for level, residuals in (("position", md.constraint_residuals), ("velocity", md.constraint_rates)):
+    levels = (("position", diagnostics.constraint_residuals), ("velocity", diagnostics.constraint_rates))
+    for level, residuals in levels:
         r = np.abs(residuals(model, s)[0]).reshape(-1, 5).max(axis=1)  # five rows per revolute joint
         for k in np.flatnonzero(r > _TOL * 1e3 * size):
             raise ValueError(f"joint {k} does not hold in the initial state: {level} residual {r[k]:.3g}")

@@ -34,7 +34,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mbslib.model import BodyStates, Constant, Model, constraint_rates, constraint_residuals, refuse
+from mbslib.diagnostics import constraint_rates, constraint_residuals
+from mbslib.model import BodyStates, Constant, Model, refuse
 from mbslib.systems import lie_group_mbs as lg
 from mbslib.systems import multibody as mb
 from mbslib.systems.rigid_bodies import principal_frame
@@ -121,7 +122,7 @@ def _specialised(model: Model, about_pivot: bool):
 
 
 def absolute_model(model: Model, form: str, *, about_pivot: bool = False, ep_jacobian: str = "exact",
-                   specialised: bool = True) -> lg.Model:
+                   specialised: bool = True) -> lg.CompiledModel:
     """The model in absolute coordinates ``form`` ("RV", "Rxyz" or "EP") for the integrators.
 
     A single body that a specialised kernel describes runs on it (see the module docstring),
@@ -145,7 +146,7 @@ def absolute_model(model: Model, form: str, *, about_pivot: bool = False, ep_jac
                          f"got form {form!r}" + (" about the pivot" if about_pivot else ""))
     if kernel is not None:
         code, P = kernel
-        return lg.Model(code + offset, np.r_[P, 1.0] if ep_jacobian == "tangent" else P)
+        return lg.CompiledModel(code + offset, np.r_[P, 1.0] if ep_jacobian == "tangent" else P)
     if model.loads:
         raise NotImplementedError("absolute coordinates: applied loads are Python callables of (t, states), which "
                                   "cannot run inside the compiled kernels of the integrators (constant torques on "
@@ -183,7 +184,7 @@ def absolute_model(model: Model, form: str, *, about_pivot: bool = False, ep_jac
         a = mb.GROUND if s.body_a is None else s.body_a
         system.point_spring(a, local(s.body_a, s.point_a), s.body_b, local(s.body_b, s.point_b), s.stiffness,
                             s.rest_length, s.damping)
-    return lg.Model(lg.MB_RV + offset, system.params())
+    return lg.CompiledModel(lg.MB_RV + offset, system.params())
 
 
 def initial_state(model: Model, form: str, *, about_pivot: bool = False) -> np.ndarray:

@@ -52,6 +52,7 @@ from mbslib.formulations.compiled import FORM_T, MODEL_T, bind, machine_code, wo
 from mbslib.in_place import in_place
 from mbslib.kernels import band_first, band_lu_factor, band_lu_solve_in_place, band_width, mv
 from mbslib.newton import NewtonError, NewtonReport, band_order, band_widths
+from mbslib.simulate import time_grid
 from mbslib.trajectory import Trajectory, Work
 from mbslib.validation import in_range, positive
 
@@ -59,7 +60,7 @@ from mbslib.validation import in_range, positive
 @runtime_checkable
 class GeneralizedAlphaModel(Protocol):
     """A model as the generalized-α entry points take it, such as
-    :class:`mbslib.systems.lie_group_mbs.Model`: compiled bundles, not Python methods.
+    :class:`mbslib.systems.lie_group_mbs.CompiledModel`: compiled bundles, not Python methods.
 
     ``kernels`` is the kernel bundle ``(dynamics, constraints, record, uac, tangent, tangent_inv)`` of numba
     functions with the signatures of :data:`mbslib.formulations.compiled.MODEL_T`: ``M``, ``g``
@@ -394,12 +395,12 @@ def _integrate(model, form, P, band, j, q, v, vd, a, lam, t0, h, n_steps, coeffi
     return max_it, failed, status, n_iter
 
 
-@numba.njit((MODEL_T, FORM_T, _V, _BAND_T, _I8, _I8, _I8, _V, _V, _F8, _I8, _COEF_T, _SET_T, _I8), cache=True)
-def _run(model, form, P, band, j, n_pages, width, q0, v0, h, n_steps, coefficients, settings, record_every):
-    """Time loop from consistent initial accelerations: final ``q, v``, totals, largest
+@numba.njit((MODEL_T, FORM_T, _V, _BAND_T, _I8, _I8, _I8, _V, _V, _F8, _F8, _I8, _COEF_T, _SET_T, _I8), cache=True)
+def _run(model, form, P, band, j, n_pages, width, q0, v0, t0, h, n_steps, coefficients, settings, record_every):
+    """Time loop from consistent initial accelerations at ``t0``: final ``q, v``, totals, largest
     iteration count, failed step (−1 if none), record (``width`` values per row), and the status,
     iterations and error history of the last step (see :func:`_integrate`)."""
-    vd, lam = _initial_acceleration(model, form, P, band, q0, v0, 0.0, n_pages, j)
+    vd, lam = _initial_acceleration(model, form, P, band, q0, v0, t0, n_pages, j)
     q, v, a = q0.copy(), v0.copy(), vd.copy()
     n_rec = n_steps // record_every + 1 if record_every > 0 else 0
     rec = np.zeros((n_rec, width))
@@ -407,7 +408,7 @@ def _run(model, form, P, band, j, n_pages, width, q0, v0, h, n_steps, coefficien
         model[2](form, P, q, v, workspace(n_pages), rec[0])
     history = np.zeros(settings[3] + 1)
     buffers = _buffers(q.size, j, n_pages, band[8], band[9])
-    max_it, failed, status, n_iter = _integrate(model, form, P, band, j, q, v, vd, a, lam, 0.0, h, n_steps,
+    max_it, failed, status, n_iter = _integrate(model, form, P, band, j, q, v, vd, a, lam, t0, h, n_steps,
                                                 coefficients, settings, record_every, rec, history, buffers)
     totals = buffers[-1]
     return q, v, totals, max_it, failed, rec, status, n_iter, history
@@ -588,13 +589,14 @@ def integrate_genalpha(
     h: float,
     t_end: float,
     *,
+    t0: float = 0.0,
     method: GeneralizedAlpha = GeneralizedAlpha(),
     newton: NewtonSettings = NewtonSettings(),
-    record_every: int = 0,
+    record_every: int | None = None,
 ) -> Trajectory:
-    """Integrate ``model`` from ``x0 = [q0; v0]`` at t = 0 to ``t_end`` with fixed step ``h``.
+    """Integrate ``model`` from ``x0 = [q0; v0]`` at ``t0`` to ``t_end`` with fixed step ``h``.
 
-    Returns a :class:`~mbslib.trajectory.Trajectory`: every ``record_every`` steps (0: none) the
+    Returns a :class:`~mbslib.trajectory.Trajectory`: every ``record_every`` steps (None: none) the
     model's record (centre-of-mass position and velocity of the heavy tops, support point of the
     rotor, the state ``[q; v]`` of a system), the final ``q, v``, the work (steps taken, one
     residual evaluation (39) per iterate with the predictor, Newton iterations with the failing
@@ -602,11 +604,10 @@ def integrate_genalpha(
     iteration count. A step whose Newton iteration fails ends the run with a
     :class:`~mbslib.newton.NewtonError` naming it (``failed_step``; ``q, v`` are the state at its
     start): the paper counts such a step size as "cannot simulate"; there is no step-size reduction.
+    ``h``, ``t_end``, ``t0`` and ``record_every`` follow :func:`mbslib.simulate.time_grid`.
     """
-    positive(h=h, t_end=t_end)
-    n_steps = round(t_end / h)
-    if abs(n_steps * h - t_end) > 1e-9 * t_end:
-        raise ValueError(f"t_end = {t_end} is not a whole multiple of h = {h}")
+    n_steps = time_grid(h, t_end, t0=t0, record_every=record_every)
+    every = 0 if record_every is None else int(record_every)
     n = model.n
     x0 = np.asarray(x0, dtype=float)
     if x0.shape != (2 * n,):
@@ -618,21 +619,23 @@ def integrate_genalpha(
         model.n_record,
         x0[:n].copy(),
         x0[n:].copy(),
+        float(t0),
         float(h),
         int(n_steps),
         _coefficients(method),
         _settings(newton),
-        int(record_every),
+        every,
     )
     wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
     done = n_steps if failed < 0 else int(failed)
-    failure = None if failed < 0 else _newton_error(status, history, last_iter, done * h, done)
-    rows = rec[: done // record_every + 1] if record_every > 0 else rec
+    failure = None if failed < 0 else _newton_error(status, history, last_iter, t0 + done * h, done)
+    rows = rec[: done // every + 1] if every > 0 else rec
     n_iter, n_res, n_jac, n_lu = (int(x) for x in totals)
     work = Work(steps=done, rhs_evaluations=n_res, newton_iterations=n_iter, jacobian_evaluations=n_jac,
                 factorisations=n_lu)
-    return Trajectory(h * (record_every * np.arange(len(rows))), rows, wall_time=wall, cpu_time=cpu, failure=failure,
-                      work=work, h=float(h), q=q, v=v, t_final=done * h, max_iterations=int(max_it))
+    return Trajectory(t0 + h * (every * np.arange(len(rows))), rows, wall_time=wall, cpu_time=cpu,
+                      failure=failure, work=work, h=float(h), q=q, v=v, t_final=t0 + done * h,
+                      max_iterations=int(max_it))
 
 
 def initial_state(model: GeneralizedAlphaModel, x0) -> np.ndarray:

@@ -46,6 +46,7 @@ from numba import types
 from numba.extending import overload
 
 from mbslib.rodrigues import compose, rr_compose, rr_matrix
+from mbslib.simulate import time_grid
 from mbslib.trajectory import IntegrationError, Trajectory, Work
 from mbslib.validation import positive
 
@@ -379,9 +380,9 @@ def step_21(system: SphericalBodies, state: RRState, h: float, t: float = 0.0) -
 STEPS = {"21": step_21, "23": step_23, "25": step_25, "27": step_27, "27*": step_27_exact}
 
 
-def run(step, system: SphericalBodies, state: RRState, h: float, n_steps: int) -> Trajectory:
-    """Apply ``step`` ``n_steps`` times from ``state`` (a small driver for systems whose
-    ``force_torque`` is Python; the torus has a compiled loop, :mod:`mbslib.studies.binder_torus`).
+def run(step, system: SphericalBodies, state: RRState, h: float, t_end: float, *, t0: float = 0.0) -> Trajectory:
+    """Apply ``step`` from ``state`` at ``t0`` to ``t_end`` with step ``h`` (a small driver for systems
+    whose ``force_torque`` is Python; the torus has a compiled loop, :mod:`mbslib.studies.binder_torus`).
 
     Returns
     -------
@@ -393,25 +394,22 @@ def run(step, system: SphericalBodies, state: RRState, h: float, n_steps: int) -
         :class:`~mbslib.trajectory.IntegrationError` with reason :data:`CAYLEY_INVALID` naming the
         step that was not taken and its start time.
 
-    Raises ``ValueError`` if ``h`` is not a finite positive number or ``n_steps`` is not a
-    non-negative integer.
+    ``h``, ``t_end`` and ``t0`` follow :func:`mbslib.simulate.time_grid`.
     """
-    positive(h=h)
-    if int(n_steps) != n_steps or n_steps < 0:
-        raise ValueError(f"n_steps must be a non-negative integer, got {n_steps!r}")
+    n_steps = time_grid(h, t_end, t0=t0)
     rows, failure = [np.concatenate([np.ravel(a) for a in state[:4]])], None
     start, start_cpu = time.perf_counter(), time.process_time()
-    for k in range(int(n_steps)):
+    for k in range(n_steps):
         try:
-            state, _ = step(system, state, h, k * h)
+            state, _ = step(system, state, h, t0 + k * h)
         except FloatingPointError:
-            failure = IntegrationError(CAYLEY_INVALID, k, k * h)
+            failure = IntegrationError(CAYLEY_INVALID, k, t0 + k * h)
             break
         rows.append(np.concatenate([np.ravel(a) for a in state[:4]]))
     wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
     done = len(rows) - 1
-    return Trajectory(h * np.arange(done + 1), np.array(rows), wall_time=wall, cpu_time=cpu, failure=failure,
-                      work=Work(steps=done, rhs_evaluations=done + 1), h=float(h), t_final=done * h)
+    return Trajectory(t0 + h * np.arange(done + 1), np.array(rows), wall_time=wall, cpu_time=cpu, failure=failure,
+                      work=Work(steps=done, rhs_evaluations=done + 1), h=float(h), t_final=t0 + done * h)
 
 
 def states_of(rows) -> np.ndarray:

@@ -36,6 +36,7 @@ from mbslib.formulations.rotation_parameters import LIE_GROUP
 from mbslib.in_place import in_place
 from mbslib.integrators.tableaux import ButcherTableau
 from mbslib.kernels import lu_factor, lu_solve_in_place
+from mbslib.simulate import time_grid
 from mbslib.trajectory import IntegrationError, Trajectory, Work
 from mbslib.validation import positive
 
@@ -43,7 +44,7 @@ from mbslib.validation import positive
 @runtime_checkable
 class ExplicitModel(Protocol):
     """An unconstrained model as the RK/RKMK entry point takes it, such as
-    :class:`mbslib.systems.lie_group_mbs.Model`: compiled bundles, not Python methods.
+    :class:`mbslib.systems.lie_group_mbs.CompiledModel`: compiled bundles, not Python methods.
 
     ``kernels`` is the kernel bundle of :data:`mbslib.formulations.compiled.MODEL_T`; a stage
     uses its ``dynamics`` (``M`` and ``g`` of eqs. 23, 25 or 32), ``uac`` (the update map of
@@ -175,12 +176,12 @@ def _finite(x):
 
 
 @in_place
-def _loop(model, form, P, lie, q, v, t_end, h_max, n_fixed, A, b, b_hat, c, emb_order, adaptive, rtol, atol,
-          h_min, max_steps, record_every, rec, buffers):
-    """The steps of :func:`_run` from ``q, v`` (advanced in place) in the arrays of ``buffers``;
-    ``n_fixed`` steps of ``h_max`` unless ``adaptive``.
-    Returns ``t``, the accepted and rejected steps, force evaluations, mass-matrix solves and the
-    status (0 ok, 1 step limit, 2 non-finite state)."""
+def _loop(model, form, P, lie, q, v, t0, span, h_max, h0, n_fixed, A, b, b_hat, c, emb_order, adaptive, rtol,
+          atol, h_min, max_steps, record_every, rec, buffers):
+    """The steps of :func:`_run` from ``q, v`` at ``t0`` (advanced in place) over ``span`` in the
+    arrays of ``buffers``; ``n_fixed`` steps of ``h_max`` unless ``adaptive`` (then from ``h0``).
+    Returns the time elapsed, the accepted and rejected steps, force evaluations, mass-matrix
+    solves and the status (0 ok, 1 step limit, 2 non-finite state)."""
     Minv, work, M, g, K, C, piv, dq, qi, vi, w, kq, kv, q1, v1, q1h, v1h = buffers
     n = q.size
     s = c.size
@@ -190,19 +191,19 @@ def _loop(model, form, P, lie, q, v, t_end, h_max, n_fixed, A, b, b_hat, c, emb_
     n_rhs = 0
     n_solves = 0
     status = 0
-    h = h_max
+    h = h0
     while True:
         if adaptive:
-            if t >= t_end * (1.0 - 1e-14):
+            if t >= span * (1.0 - 1e-14):
                 break
-            h = min(h, t_end - t)
+            h = min(h, span - t)
         elif n_steps == n_fixed:
             break
         if n_steps + n_rejected >= max_steps:
             status = 1
             break
-        n_solves += _step(model, form, P, lie, q, v, t, h, A, b, b_hat, c, adaptive, Minv, work, M, g, K, C, piv,
-                          dq, qi, vi, w, kq, kv, q1, v1, q1h, v1h)
+        n_solves += _step(model, form, P, lie, q, v, t0 + t, h, A, b, b_hat, c, adaptive, Minv, work, M, g, K, C,
+                          piv, dq, qi, vi, w, kq, kv, q1, v1, q1h, v1h)
         n_rhs += s
         if not (_finite(q1) and _finite(v1)):
             status = 2
@@ -227,10 +228,10 @@ def _loop(model, form, P, lie, q, v, t_end, h_max, n_fixed, A, b, b_hat, c, emb_
     return t, n_steps, n_rejected, n_rhs, n_solves, status
 
 
-@numba.njit((MODEL_T, FORM_T, _V, _I8, _I8, _B1, _V, _V, _F8, _F8, _M2, _V, _V, _V, _I8, _B1, _F8, _F8, _F8,
-             _I8, _I8), cache=True)
-def _run(model, form, P, n_pages, width, lie, q0, v0, t_end, h_max, A, b, b_hat, c, emb_order, adaptive, rtol,
-         atol, h_min, max_steps, record_every):
+@numba.njit((MODEL_T, FORM_T, _V, _I8, _I8, _B1, _V, _V, _F8, _F8, _F8, _F8, _M2, _V, _V, _V, _I8, _B1, _F8, _F8,
+             _F8, _I8, _I8), cache=True)
+def _run(model, form, P, n_pages, width, lie, q0, v0, t0, span, h_max, h0, A, b, b_hat, c, emb_order, adaptive,
+         rtol, atol, h_min, max_steps, record_every):
     """Time loop (fixed step or App. B step-size control); see :func:`integrate_explicit`. Every
     buffer is allocated here, once, for :func:`_loop`: no allocation per step or stage."""
     n = q0.size
@@ -244,7 +245,7 @@ def _run(model, form, P, n_pages, width, lie, q0, v0, t_end, h_max, A, b, b_hat,
     q = q0.copy()
     v = v0.copy()
     if lie:  # the constant mass matrix (eq. 23), inverted once per run
-        model[0](form, P, q, v, 0.0, False, work, M, g, K, C)
+        model[0](form, P, q, v, t0, False, work, M, g, K, C)
         lu_factor(M, piv)
         for k in range(n):
             for i in range(n):
@@ -252,14 +253,14 @@ def _run(model, form, P, n_pages, width, lie, q0, v0, t_end, h_max, A, b, b_hat,
             lu_solve_in_place(M, piv, w)
             for i in range(n):
                 Minv[i, k] = w[i]
-    n_fixed = int(round(t_end / h_max))
+    n_fixed = int(round(span / h_max))
     n_rec = n_fixed // record_every + 1 if record_every > 0 else 0
     rec = np.zeros((n_rec, width))
     if n_rec > 0:
         model[2](form, P, q, v, work, rec[0])
     t, n_steps, n_rejected, n_rhs, n_solves, status = _loop(
-        model, form, P, lie, q, v, t_end, h_max, n_fixed, A, b, b_hat, c, emb_order, adaptive, rtol, atol, h_min,
-        max_steps, record_every, rec, (Minv, work, M, g, K, C, piv, dq, qi, vi, w, kq, kv, q1, v1, q1h, v1h))
+        model, form, P, lie, q, v, t0, span, h_max, h0, n_fixed, A, b, b_hat, c, emb_order, adaptive, rtol, atol,
+        h_min, max_steps, record_every, rec, (Minv, work, M, g, K, C, piv, dq, qi, vi, w, kq, kv, q1, v1, q1h, v1h))
     return q, v, t, n_steps, n_rejected, n_rhs, n_solves, status, rec
 
 
@@ -282,14 +283,16 @@ def integrate_explicit(
     h: float,
     t_end: float,
     *,
+    t0: float = 0.0,
     adaptive: bool | None = None,
     rtol: float | None = None,
     atol: float | None = None,
+    h_max: float | None = None,
     h_min: float = 1e-10,
     max_steps: int = 20_000_000,
-    record_every: int = 0,
+    record_every: int | None = None,
 ) -> Trajectory:
-    """Integrate an unconstrained model from ``x0 = [q0; v0]`` at t = 0 to ``t_end``.
+    """Integrate an unconstrained model from ``x0 = [q0; v0]`` at ``t0`` to ``t_end``.
 
     Parameters
     ----------
@@ -298,18 +301,24 @@ def integrate_explicit(
         in joint coordinates, any unconstrained system); a constrained model raises ``ValueError``.
     tableau : ButcherTableau
     h : float
-        Fixed step size, or the maximum and initial step size of the controller.
+        Fixed step size, or the initial step size of the controller.
+    t_end, t0 : float
+        Horizon and start; with fixed steps ``t_end − t0`` is a whole multiple of ``h``
+        (:func:`mbslib.simulate.time_grid`).
     adaptive : bool, optional
         Step-size control with the embedded pair (default: when the tableau has one).
     rtol, atol : float, optional
         Controller tolerances; default :func:`paper_tolerances`.
+    h_max : float, optional
+        Largest step size of the controller; default ``h``, as in paper 002 (its steps never grow
+        beyond the initial one: pass ``h_max`` to let them).
     h_min : float
         Smallest step size; the controller accepts a step of this size whatever its error.
     max_steps : int
         Cap on accepted plus rejected steps (the run ends with an :class:`~mbslib.trajectory.IntegrationError`).
-    record_every : int
+    record_every : int, optional
         Store the model's record (``kernels[2]``: the centre of mass of the heavy tops, the support
-        point of the rotor, the state of a system) every so many fixed steps; 0 records nothing.
+        point of the rotor, the state of a system) every so many fixed steps; None records nothing.
 
     Returns
     -------
@@ -319,7 +328,6 @@ def integrate_explicit(
         mass matrix as factorisations: none for Lie group models) and the failure, if any: a
         non-finite state or the step limit (the state is then the last accepted one).
     """
-    positive(h=h, t_end=t_end)
     if model.n_constraints > 0:
         raise ValueError(
             f"model ({model.formulation}) has {model.n_constraints} constraint(s); "
@@ -332,34 +340,40 @@ def integrate_explicit(
     adaptive = tableau.adaptive if adaptive is None else adaptive
     if adaptive and not tableau.adaptive:
         raise ValueError(f"tableau {tableau.name} has no embedded weights for step-size control")
-    if adaptive and record_every:
+    if adaptive and record_every is not None:
         raise ValueError("record_every: a run with step-size control records nothing (fixed steps only)")
-    if not adaptive and abs(round(t_end / h) * h - t_end) > 1e-9 * t_end:
-        raise ValueError(f"t_end = {t_end} is not a whole multiple of h = {h}")
     if adaptive:
-        prtol, patol = paper_tolerances(tableau, h, t_end)
+        positive(h=h, t_end_minus_t0=t_end - t0)
+        h_max = h if h_max is None else h_max
+        prtol, patol = paper_tolerances(tableau, h, t_end - t0)
         rtol = prtol if rtol is None else rtol
         atol = patol if atol is None else atol
-        positive(rtol=rtol, atol=atol, h_min=h_min)
+        positive(rtol=rtol, atol=atol, h_min=h_min, h_max=h_max)
+    else:
+        time_grid(h, t_end, t0=t0, record_every=record_every)
+        if (rtol, atol, h_max) != (None, None, None):
+            raise ValueError("rtol, atol, h_max: fixed steps have no step-size control")
+        h_max = h
+    every = 0 if record_every is None else int(record_every)
     b_hat = tableau.b_hat if tableau.adaptive else tableau.b
     run = machine_code(_run)
     kernels, form = bind(model.kernels, model.form)  # loads or compiles the kernels, untimed
     start, start_cpu = time.perf_counter(), time.process_time()
     q, v, t, n_steps, n_rej, n_rhs, n_solves, status, rec = run(
         kernels, form, np.ascontiguousarray(model.P, dtype=float), int(model.n_pages), int(model.n_record),
-        model.form is LIE_GROUP, x0[:n].copy(), x0[n:].copy(), float(t_end), float(h),
+        model.form is LIE_GROUP, x0[:n].copy(), x0[n:].copy(), float(t0), float(t_end - t0), float(h_max), float(h),
         *(np.ascontiguousarray(a, dtype=float) for a in (tableau.A, tableau.b, b_hat, tableau.c)),
         int(tableau.embedded_order), bool(adaptive), float(rtol or 0.0), float(atol or 0.0), float(h_min),
-        int(max_steps), int(record_every),
+        int(max_steps), every,
     )
     wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
-    n_steps, t = int(n_steps), float(t)
+    n_steps, t = int(n_steps), t0 + float(t)
     failure = None
     if status == 1:
         failure = IntegrationError(f"step limit ({max_steps} accepted and rejected steps)", n_steps, t)
     elif status == 2:
         failure = IntegrationError("non-finite state", n_steps, t)
-    rows = rec[: n_steps // record_every + 1] if record_every > 0 else rec
+    rows = rec[: n_steps // every + 1] if every > 0 else rec
     work = Work(steps=n_steps, rejected_steps=int(n_rej), rhs_evaluations=int(n_rhs), factorisations=int(n_solves))
-    return Trajectory(h * (record_every * np.arange(len(rows))), rows, wall_time=wall, cpu_time=cpu, failure=failure,
+    return Trajectory(t0 + h * (every * np.arange(len(rows))), rows, wall_time=wall, cpu_time=cpu, failure=failure,
                       work=work, h=float(h), q=q, v=v, t_final=t)

@@ -21,9 +21,9 @@ import numpy as np
 
 from mbslib.formulations.rodrigues import BondedSpheresSystem
 from mbslib.integrators.rodrigues_vi import CAYLEY_INVALID, SCHEMES, advance, complete
+from mbslib.simulate import time_grid
 from mbslib.systems.binder_torus import COLUMNS, forces_kernel, record_kernel
 from mbslib.trajectory import IntegrationError, Trajectory, Work
-from mbslib.validation import positive
 
 __all__ = ["simulate_torus", "BLOW_UP"]
 
@@ -100,8 +100,8 @@ def _store(out, x, v, alpha, w):
             out[3, k, d] = w[k, d]
 
 
-def simulate_torus(system: BondedSpheresSystem, scheme: str, h: float, t_end: float, *, stride: int = 1,
-                   state0=None, store_states: bool = False,
+def simulate_torus(system: BondedSpheresSystem, scheme: str, h: float, t_end: float, *, t0: float = 0.0,
+                   record_every: int = 1, state0=None, store_states: bool = False,
                    E_ref: float | None = None, blowup: float = 10.0) -> Trajectory:
     """Integrate bonded spheres (the torus) with map ``scheme`` ("23", "25", "27", "27*") in one
     compiled loop.
@@ -110,10 +110,11 @@ def simulate_torus(system: BondedSpheresSystem, scheme: str, h: float, t_end: fl
     ----------
     system : BondedSpheresSystem
         The description as the compiled kernels take it.
-    h, t_end : float
-        Step size and horizon (``t_end/h`` is rounded to whole steps).
-    stride : int
-        Record every ``stride`` steps.
+    h, t_end, t0 : float
+        Step size, horizon and start (:func:`mbslib.simulate.time_grid`: ``t_end − t0`` a whole
+        multiple of ``h``); the forces do not depend on time.
+    record_every : int
+        Record every so many steps.
     state0 : sequence of arrays, shape (n, 3)
         Initial ``(x, v, alpha, w)``, or a state of :mod:`mbslib.integrators.rodrigues_vi` (its
         first four fields); default: the description's initial states,
@@ -129,7 +130,7 @@ def simulate_torus(system: BondedSpheresSystem, scheme: str, h: float, t_end: fl
     Returns
     -------
     Trajectory
-        ``t`` the record times (every ``stride`` steps), ``x`` the diagnostics rows there, columns
+        ``t`` the record times (every ``record_every`` steps), ``x`` the diagnostics rows there, columns
         :data:`~mbslib.systems.binder_torus.COLUMNS` (:func:`~mbslib.systems.binder_torus.column`
         picks one by name); ``work``: the steps taken and the force evaluations (one per step,
         plus the initial one); ``t_final`` the time reached. ``failure``: an
@@ -139,14 +140,13 @@ def simulate_torus(system: BondedSpheresSystem, scheme: str, h: float, t_end: fl
         was not taken and its start time. ``extras``: ``"int_e2"``, ``∫ (E - E_ref)^2 dt`` over
         the steps taken (trapezoid), ``"int_q2"``, ``∫ ||q||^2 dt``, the H¹ integrand (35) summed
         over bodies, and with ``store_states`` ``"states"``, shape (n_rec, 4, n, 3):
-        ``(x, v, alpha, Ω)`` at the record times.
+        ``(x, v, alpha, R Ω)`` at the record times, and ``"final_state"``, shape (4, n, 3), the
+        last state reached (not after a failure of eq. (16)).
     """
     if scheme not in SCHEMES:
         raise ValueError(f"scheme must be one of {sorted(SCHEMES)}, got {scheme!r}")
-    positive(h=h, t_end=t_end)
-    if int(stride) != stride or stride < 1:
-        raise ValueError(f"stride must be a positive integer, got {stride!r}")
-    n_steps = int(round(t_end / h))
+    n_steps = time_grid(h, t_end, t0=t0, record_every=record_every)
+    stride = int(record_every)
     start_state = system.initial_conditions() if state0 is None else tuple(state0)[:4]
     x, v, alpha, w = (np.array(a, dtype=float, order="C") for a in start_state)
     if E_ref is None:
@@ -159,12 +159,16 @@ def simulate_torus(system: BondedSpheresSystem, scheme: str, h: float, t_end: fl
     done, status, n_forces, int_e, int_q = _run_nb(x, v, alpha, w, float(h), n_steps, SCHEMES[scheme], int(stride),
                                                   float(E_ref), float(blowup), *system.kernel_args, rec, states)
     wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
-    done, t_final = int(done), int(done) * float(h)
+    done, t_final = int(done), t0 + int(done) * float(h)
     failure = None if status == 0 else IntegrationError(BLOW_UP if status == 1 else CAYLEY_INVALID, done, t_final)
     keep = done // stride + 1
+    rec = rec[:keep]
+    rec[:, 0] += t0  # the kernel counts time from the start
     extras = {"int_e2": float(int_e), "int_q2": float(int_q)}
     if store_states:
         extras["states"] = states[:keep]
-    return Trajectory(rec[:keep, 0], rec[:keep], wall_time=wall, cpu_time=cpu, failure=failure,
-                      work=Work(steps=done, rhs_evaluations=int(n_forces)), h=float(h), t_final=done * float(h),
+        if status != 2:  # a map that found no root of eq. (16) has moved part of the state
+            extras["final_state"] = np.array([x, v, alpha, w])
+    return Trajectory(rec[:, 0], rec, wall_time=wall, cpu_time=cpu, failure=failure,
+                      work=Work(steps=done, rhs_evaluations=int(n_forces)), h=float(h), t_final=t_final,
                       extras=extras)

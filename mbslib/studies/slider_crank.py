@@ -20,23 +20,20 @@ from mbslib.trajectory import Trajectory
 
 def simulate(form, h: float, t_end: float, *, crank: sc.SliderCrank | None = None,
              method: GeneralizedAlpha = GeneralizedAlpha(),
-             newton: NewtonSettings = NewtonSettings(), record_every: int = 0) -> Trajectory:
+             newton: NewtonSettings = NewtonSettings(), record_every: int | None = None) -> Trajectory:
     """Integrate the slider–crank in formulation ``form`` ("RV", "Rxyz", "EP" or its code) with
     generalized-α at fixed step ``h`` up to ``t_end``. A failed Newton iteration ends the run.
 
     The trajectory's rows ``x`` are ``[s, θ mod 2π, energy, |Φ_joints|]``
     (:func:`mbslib.systems.slider_crank.outputs`) at ``t = k·record_every·h`` up to the failing
-    step, if any; with ``record_every = 0`` the one row of the final state reached (at ``t_final``).
+    step, if any; with ``record_every = None`` the one row of the final state reached (at ``t_final``).
     """
     form = sc.formulation_code(form)
-    if not (h > 0 and t_end > 0):
-        raise ValueError("h and t_end must be positive")
-    record_every = max(int(record_every), 0)  # ≤ 0: only the final state
     crank = sc.SliderCrank() if crank is None else crank
     model, x0 = crank.model(form)
     n = model.n
     run = integrate_genalpha(model, x0, h, t_end, method=method, newton=newton, record_every=record_every)
-    if record_every > 0:
+    if record_every is not None:
         t, states = run.t, run.x
     else:
         t, states = np.array([run.t_final]), np.r_[run.q, run.v][None, :]

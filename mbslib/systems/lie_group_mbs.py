@@ -13,7 +13,7 @@ coordinates ``x`` and rotation parameters ``ρ``; three formulations are compare
 - **EP** (classical formulation 2) with Euler parameters ``p`` and the normalisation constraint
   ``pᵀp − 1 = 0``.
 
-A model is a code and a parameter vector ``P`` (:class:`Model`). The code names a model family
+A model is a code and a parameter vector ``P`` (:class:`CompiledModel`). The code names a model family
 and a formulation in :data:`REGISTRY`, the one table a new model is added to: the family's
 compiled kernels (:mod:`mbslib.formulations.compiled`; the single-body families below,
 :mod:`mbslib.systems.multibody_kernels`, :mod:`mbslib.systems.puma560`) are written once for
@@ -821,7 +821,7 @@ REGISTRY = {
 
 
 @dataclass(frozen=True)
-class Model:
+class CompiledModel:
     """One model of this module: its code (see the module table) and parameter vector ``P``.
 
     A state ``x`` of a model is ``[q; v]`` with shape (2 n,). The compiled integrators run it
@@ -883,7 +883,7 @@ class Model:
 
 
 def heavy_top_model(code: int, top: HeavyTop | None = None, *, ep_jacobian: str = "exact"
-                    ) -> tuple[Model, np.ndarray]:
+                    ) -> tuple[CompiledModel, np.ndarray]:
     """The heavy-top model ``code`` (0–5) and its initial state ``x0 = [q0; v0]``: what the
     absolute coordinates (:func:`mbslib.formulations.lie_group.absolute_model`) make of the top's
     description, about the pivot for codes 0–2.
@@ -972,7 +972,7 @@ def rotor_params(mass: float, inertia, support: float, stiffness: float, damping
     return np.concatenate([[mass], np.ravel(inertia), [support, stiffness, damping], torque])
 
 
-def rotor_model(code: int, rotor: Rotor | None = None) -> tuple[Model, np.ndarray]:
+def rotor_model(code: int, rotor: Rotor | None = None) -> tuple[CompiledModel, np.ndarray]:
     """The rotor model ``code`` (6, 7, 8) and its initial state: what the absolute coordinates
     (:func:`mbslib.formulations.lie_group.absolute_model`) make of the rotor's description."""
     from mbslib.formulations import lie_group  # which imports this module

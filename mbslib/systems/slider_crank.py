@@ -249,11 +249,11 @@ class SliderCrank:
         the 17 joint rows of the module table, in its order."""
         return mb.System.from_params(absolute.absolute_model(self.description(), "RV").P)
 
-    def model(self, form) -> tuple[lg.Model, np.ndarray]:
+    def model(self, form) -> tuple[lg.CompiledModel, np.ndarray]:
         """The compiled multibody model in formulation ``form`` ("RV", "Rxyz", "EP" or its code)
         and its initial state ``x0 = [q0; v0]``."""
         form = formulation_code(form)
-        return lg.Model(lg.MB_RV + form, self.system().params()), self.initial_state(form)
+        return lg.CompiledModel(lg.MB_RV + form, self.system().params()), self.initial_state(form)
 
     def initial_state(self, form) -> np.ndarray:
         """Consistent ``[q0; v0]`` in formulation ``form`` (name or code; θ = 0, θ̇ = ω₀)."""
