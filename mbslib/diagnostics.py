@@ -260,8 +260,8 @@ def constraint_rates(model: Model, s: BodyStates, reference: BodyStates | None =
 
 def energy_scale(model: Model, states: BodyStates) -> float:
     """The scale of relative energy errors: ``max(|E₀|, max T)`` (a mechanism starting with
-    ``E₀ = 0`` is measured against its kinetic energy)."""
-    return max(abs(total_energy(model, states.at(0))[0]), kinetic_energy(model, states).max())
+    ``E₀ = 0`` is measured against its kinetic energy; one at rest with ``E₀ = 0`` against 1 J)."""
+    return max(abs(total_energy(model, states.at(0))[0]), kinetic_energy(model, states).max()) or 1.0
 
 
 def energy_error(model: Model, states: BodyStates) -> np.ndarray:

@@ -27,8 +27,7 @@ def free_body_angular_velocity(inertia, Omega0, t) -> np.ndarray:
     Parameters
     ----------
     inertia : array_like, shape (3,)
-        Principal inertias ``J₁ < J₂ < J₃`` [kg m²] (strictly increasing: the intermediate axis
-        is the second).
+        Three distinct principal inertias [kg m²], in any order (the body axes they belong to).
     Omega0 : array_like, shape (3,)
         Initial body angular velocity [rad/s], not on the separatrix ``L² = 2E J₂``.
     t : array_like, shape (T,)
@@ -37,14 +36,20 @@ def free_body_angular_velocity(inertia, Omega0, t) -> np.ndarray:
     Raises
     ------
     ValueError
-        Naming the parameter: inertias not strictly increasing, or a start on the separatrix
+        Naming the parameter: inertias not positive and distinct, or a start on the separatrix
         (where the motion is not periodic and ``m = 1``).
     """
     J = vector("inertia", inertia, (3,))
-    if not (0 < J[0] < J[1] < J[2]):
-        raise ValueError(f"inertia must be strictly increasing positive principal values, got {J}")
+    order = np.argsort(J)
+    if not (0 < J[order[0]] < J[order[1]] < J[order[2]]):
+        raise ValueError(f"inertia must be three distinct positive principal values, got {J}")
     W0 = vector("Omega0", Omega0, (3,))
     t = np.atleast_1d(np.asarray(t, dtype=float))
+    if np.any(order != np.arange(3)):  # in increasing axes; an odd permutation turns J Ω × Ω around: time runs back
+        parity = np.linalg.det(np.eye(3)[order])
+        out = np.empty((len(t), 3))
+        out[:, order] = free_body_angular_velocity(J[order], W0[order], parity * t)
+        return out
     two_E, L2 = J @ W0**2, (J**2) @ W0**2
     gap = L2 - two_E * J[1]
     if abs(gap) <= 1e-12 * L2:

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from mbslib.validation import index, nonnegative, positive, vector
 from mbslib.validation import inertia as valid_inertia
-from mbslib.validation import nonnegative, positive, vector
 
 JOINT_KINDS = ("spherical", "revolute", "universal", "prismatic")
 #: How an :class:`ElasticBond` measures stretch and a :class:`HertzContact` overlap: relative to the
@@ -69,13 +69,17 @@ class RigidBody:
         m [kg], positive.
     inertia : ndarray, shape (3, 3)
         Inertia tensor J about the centre of mass, in the body frame [kg m²]; three principal
-        values are accepted. Symmetric positive definite.
+        values are accepted. Symmetric positive definite, and the inertia of a rigid body: its
+        principal values satisfy the triangle inequality ``J₃ ≤ J₁ + J₂`` (equality: a flat body).
     position, velocity : ndarray, shape (3,)
         Initial centre-of-mass position [m] and velocity [m/s], world frame.
     rotation : ndarray, shape (3, 3)
         Initial orientation R (body to world).
     angular_velocity : ndarray, shape (3,)
         Initial angular velocity Ω in the body frame [rad/s].
+    inertia_not_rigid : str
+        Empty for a rigid body. A reason (e.g. "the paper's data, Corke 1994") accepts principal
+        inertias that no rigid body has; the reason stays with the body.
     """
 
     name: str
@@ -85,16 +89,25 @@ class RigidBody:
     rotation: np.ndarray = field(default_factory=lambda: np.eye(3))
     velocity: np.ndarray = field(default_factory=lambda: np.zeros(3))
     angular_velocity: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    inertia_not_rigid: str = ""
 
     def __post_init__(self):
-        if not self.name:
-            raise ValueError("name must be a non-empty string")
-        positive(mass=self.mass)
-        _frozen(self, mass=float(self.mass), inertia=valid_inertia("inertia", self.inertia),
-                position=vector("position", self.position, (3,)).copy(),
-                rotation=_rotation("rotation", self.rotation).copy(),
-                velocity=vector("velocity", self.velocity, (3,)).copy(),
-                angular_velocity=vector("angular_velocity", self.angular_velocity, (3,)).copy())
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"name must be a non-empty string, got {self.name!r}")
+        if not isinstance(self.inertia_not_rigid, str):
+            raise ValueError(f"body {self.name!r}: inertia_not_rigid must be a reason (a string), got "
+                             f"{self.inertia_not_rigid!r}")
+        try:
+            positive(mass=self.mass)
+            values = dict(mass=float(self.mass),
+                          inertia=valid_inertia("inertia", self.inertia, rigid=not self.inertia_not_rigid),
+                          position=vector("position", self.position, (3,)).copy(),
+                          rotation=_rotation("rotation", self.rotation).copy(),
+                          velocity=vector("velocity", self.velocity, (3,)).copy(),
+                          angular_velocity=vector("angular_velocity", self.angular_velocity, (3,)).copy())
+        except ValueError as error:
+            raise ValueError(f"body {self.name!r}: {error}") from None
+        _frozen(self, **values)
 
 
 @dataclass(frozen=True, eq=False)
@@ -126,6 +139,7 @@ class Joint:
     def __post_init__(self):
         if self.kind not in JOINT_KINDS:
             raise ValueError(f"kind must be one of {JOINT_KINDS}, got {self.kind!r}")
+        _frozen(self, body_a=index("body_a", self.body_a, ground=True), body_b=index("body_b", self.body_b))
         if self.body_a is not None and self.body_a == self.body_b:
             raise ValueError(f"body_a and body_b must differ, got {self.body_a} twice")
         values = dict(point_a=vector("point_a", self.point_a, (3,)).copy(),
@@ -169,6 +183,7 @@ class Spring:
 
     def __post_init__(self):
         nonnegative(stiffness=self.stiffness, rest_length=self.rest_length, damping=self.damping)
+        _frozen(self, body_a=index("body_a", self.body_a, ground=True), body_b=index("body_b", self.body_b))
         if self.body_a is not None and self.body_a == self.body_b:
             raise ValueError(f"body_a and body_b must differ, got {self.body_a} twice")
         _frozen(self, point_a=vector("point_a", self.point_a, (3,)).copy(),
@@ -192,6 +207,7 @@ class PointDamper:
 
     def __post_init__(self):
         nonnegative(damping=self.damping)
+        _frozen(self, body_a=index("body_a", self.body_a, ground=True), body_b=index("body_b", self.body_b))
         if self.body_a is not None and self.body_a == self.body_b:
             raise ValueError(f"body_a and body_b must differ, got {self.body_a} twice")
         _frozen(self, point_a=vector("point_a", self.point_a, (3,)).copy(),
@@ -228,6 +244,7 @@ class AppliedLoad:
     def __post_init__(self):
         if self.force is None and self.torque is None:
             raise ValueError("an applied load needs force=... or torque=...")
+        _frozen(self, body=index("body", self.body))
         for name in ("force", "torque"):
             if getattr(self, name) is not None and not callable(getattr(self, name)):
                 raise ValueError(f"{name} must be a callable of (t, states) or None, got {getattr(self, name)!r}")
@@ -288,8 +305,7 @@ class ElasticBond:
 
     def __post_init__(self):
         for name in ("body_a", "body_b"):
-            if not isinstance(getattr(self, name), (int, np.integer)):
-                raise ValueError(f"{name} must be a body index (a bond joins two bodies), got {getattr(self, name)!r}")
+            index(name, getattr(self, name))  # a bond joins two bodies, not the ground
         if self.body_a == self.body_b:
             raise ValueError(f"body_a and body_b must differ, got {self.body_a} twice")
         nonnegative(rotation_stiffness=self.rotation_stiffness, axial_stiffness=self.axial_stiffness,
@@ -405,9 +421,15 @@ class Model:
     contacts: tuple = ()
 
     def __post_init__(self):
+        for name in ("bodies", "joints", "springs", "loads", "dampers", "bonds", "contacts"):
+            if isinstance(getattr(self, name), (str, bytes, dict)) or not hasattr(getattr(self, name), "__iter__"):
+                raise ValueError(f"{name} must be a sequence of records, got {getattr(self, name)!r}")
         bodies, joints = tuple(self.bodies), tuple(self.joints)
         if not bodies or not all(isinstance(b, RigidBody) for b in bodies):
             raise ValueError("bodies must be a non-empty sequence of RigidBody")
+        if self.gravity is not None and not isinstance(self.gravity, Gravity):
+            raise ValueError(f"gravity must be a Gravity record, e.g. Gravity([0, 0, -9.81]), or None; got "
+                             f"{self.gravity!r}")
         names = [b.name for b in bodies]
         if len(set(names)) != len(names):
             raise ValueError(f"body names must be unique, got {names}")
@@ -424,6 +446,8 @@ class Model:
                     if index is not None and not 0 <= index < n:
                         raise ValueError(f"{label}[{k}].{end} = {index} is not a body index (0..{n - 1})")
         for k, load in enumerate(self.loads):
+            if not isinstance(load, AppliedLoad):
+                raise ValueError(f"loads[{k}] must be an AppliedLoad, got {type(load).__name__}")
             if not 0 <= load.body < n:
                 raise ValueError(f"loads[{k}].body = {load.body} is not a body index (0..{n - 1})")
         for k, bond in enumerate(self.bonds):

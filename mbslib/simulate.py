@@ -20,6 +20,10 @@ from mbslib.validation import positive
 Step = Callable[[np.ndarray, float, float], tuple[np.ndarray, NewtonReport | None]]
 
 
+#: The most steps one run may take (:func:`time_grid`).
+MAX_STEPS = 10**9
+
+
 def _real(name: str, value) -> float:
     """``value`` as a float if it is a finite real number (not a bool), else ``ValueError`` naming it."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
@@ -33,7 +37,8 @@ def time_grid(h: float, t_end: float, *, t0: float = 0.0, record_every: int | No
     """The number of steps of size ``h`` from ``t0`` to ``t_end``, checked as every driver checks it.
 
     ``h`` must be a positive real number, ``t0 < t_end`` real numbers whose difference is a whole
-    multiple of ``h`` (to 10⁻⁹ of the span; no driver rounds a horizon), and ``record_every``
+    multiple of ``h`` (to 10⁻⁹ of the span; no driver rounds a horizon) and at most
+    :data:`MAX_STEPS` steps, and ``record_every``
     (where a driver records every so many steps) a positive integer or ``None``. Each rule raises
     ``ValueError`` naming the argument.
     """
@@ -42,6 +47,9 @@ def time_grid(h: float, t_end: float, *, t0: float = 0.0, record_every: int | No
     if not t_end > t0:
         raise ValueError(f"t_end must be after t0, got t_end = {t_end:g}, t0 = {t0:g}")
     span = t_end - t0
+    if span / h > MAX_STEPS:
+        raise ValueError(f"h = {h:g} makes {span / h:.3g} steps from t0 to t_end; more than {MAX_STEPS:.0e} is refused "
+                         "(a step size typed wrong?)")
     n = round(span / h)
     if n < 1 or abs(n * h - span) > 1e-9 * max(1.0, span):
         raise ValueError(f"t_end - t0 = {span:g} is not a whole multiple of the step size h = {h:g}")

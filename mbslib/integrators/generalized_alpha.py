@@ -606,6 +606,8 @@ def integrate_genalpha(
     start): the paper counts such a step size as "cannot simulate"; there is no step-size reduction.
     ``h``, ``t_end``, ``t0`` and ``record_every`` follow :func:`mbslib.simulate.time_grid`.
     """
+    if not isinstance(model, GeneralizedAlphaModel):
+        raise TypeError(f"model must be a compiled model (GeneralizedAlphaModel), got {type(model).__name__}")
     n_steps = time_grid(h, t_end, t0=t0, record_every=record_every)
     every = 0 if record_every is None else int(record_every)
     n = model.n

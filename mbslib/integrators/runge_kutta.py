@@ -328,6 +328,12 @@ def integrate_explicit(
         mass matrix as factorisations: none for Lie group models) and the failure, if any: a
         non-finite state or the step limit (the state is then the last accepted one).
     """
+    if not isinstance(model, ExplicitModel):
+        raise TypeError(f"model must be a compiled model (ExplicitModel), got {type(model).__name__}; the "
+                        "arguments are integrate_explicit(model, x0, tableau, h, t_end)")
+    if not isinstance(tableau, ButcherTableau):
+        raise TypeError(f"tableau must be a ButcherTableau (e.g. tableaux.RK44), got {tableau!r}; the arguments "
+                        "are integrate_explicit(model, x0, tableau, h, t_end)")
     if model.n_constraints > 0:
         raise ValueError(
             f"model ({model.formulation}) has {model.n_constraints} constraint(s); "

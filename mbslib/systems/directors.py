@@ -53,13 +53,18 @@ def euler_tensor_values(J) -> np.ndarray:
     Returns
     -------
     E : ndarray, shape (3,)
-        Positive for a physical body (triangle inequalities of the J_i).
+        Non-negative for a rigid body (the triangle inequalities of the J_i), zero along the
+        normal of a flat one; the directors need them positive.
     """
     J = vector("J", J, (3,))
     positive(J1=J[0], J2=J[1], J3=J[2])
     E = 0.5 * (J.sum() - 2.0 * J)
-    if np.any(E <= 0):
-        raise ValueError(f"J violates the triangle inequality J_i <= J_j + J_k (E = {E})")
+    if np.any(E < -1e-12 * J.sum()):
+        raise ValueError(f"J = {J} is no rigid body's: it violates the triangle inequality J_i <= J_j + J_k "
+                         f"(E = {E})")
+    if np.any(E <= 1e-12 * J.sum()):
+        raise ValueError(f"J = {J} is a flat body's (J_i = J_j + J_k, E = {E}): the director formulation needs a "
+                         "body with extent along all three axes (its director masses E_i > 0)")
     return E
 
 

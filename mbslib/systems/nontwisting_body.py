@@ -91,10 +91,10 @@ class NontwistingBody:
 
     def __post_init__(self):
         J = inertia("J", self.J).copy()
-        if np.linalg.eigvalsh(euler_coefficients(J))[0] <= 0:
-            raise ValueError(
-                "J must satisfy the triangle inequalities (Euler coefficients positive definite)"
-            )
+        if np.linalg.eigvalsh(euler_coefficients(J))[0] <= 1e-12 * np.trace(J):
+            raise ValueError(f"J = {J.tolist()} gives Euler coefficients that are not positive definite: a rigid "
+                             "body's are non-negative (triangle inequalities), and the director formulation needs "
+                             "them positive (a flat body has a zero one)")
         J.flags.writeable = False
         values = {}
         for name in ("alpha", "beta", "load_scale", "duration", "a"):

@@ -15,8 +15,9 @@ work from (their captions survive), so the data of this example are reconstructe
   friction. Link 1 has mass 0 in Corke's set; here it has 20 kg with ``I_xx = I_zz = 1e-8`` so
   that an absolute-coordinate model of the same robot has a regular mass matrix. Its centre of
   mass lies on the joint-1 axis and it turns only about its own y axis (= z₀), so the joint
-  dynamics see only ``I_yy = 0.35`` of it. (These principal values violate the triangle
-  inequality of a physical body; that is harmless for the dynamics and is not checked.)
+  dynamics see only ``I_yy = 0.35`` of it. (The principal values of links 1 and 3 violate the
+  triangle inequality of a rigid body; the description says so (:data:`NOT_RIGID`), and the
+  dynamics do not mind.)
 - **Motion.** Per joint a symmetric bang–bang profile of duration ``T`` (1 s): constant
   acceleration ``aᵢ = 4 Δφᵢ / T²`` on ``[0, T/2]``, ``−aᵢ`` on ``(T/2, T]``, zero velocity at
   both ends, ``φ_goal`` held for ``t ≥ T`` (``φ_init`` for ``t < 0``). ``φ_ref`` is C¹,
@@ -68,6 +69,8 @@ from mbslib.validation import nonnegative, positive, vector
 # Layout of the flat parameter vector P (see Puma560.params)
 # ---------------------------------------------------------------------------------------------
 
+#: Why the links' principal inertias may violate the triangle inequality (links 1 and 3 do).
+NOT_RIGID = "the paper's data (Corke & Armstrong-Hélouvry 1994, link 1 as in the authors' Exudyn model)"
 N_JOINTS = 6
 IDX_D, IDX_A, IDX_ALPHA, IDX_M = 0, 6, 12, 18
 IDX_COM, IDX_INERTIA = 24, 42  # 6×3 row-major each
@@ -267,7 +270,8 @@ class Puma560:
         x = self.link_coms(phi0)
         bodies, joints = [], []
         for k in range(N_JOINTS):
-            bodies.append(RigidBody(f"link {k + 1}", float(self.masses[k]), self.inertias[k], x[k], R[k]))
+            bodies.append(RigidBody(f"link {k + 1}", float(self.masses[k]), self.inertias[k], x[k], R[k],
+                                    inertia_not_rigid=NOT_RIGID))
             ca, sa = np.cos(self.dh_alpha[k]), np.sin(self.dh_alpha[k])
             Rx = np.array([[1.0, 0.0, 0.0], [0.0, ca, sa], [0.0, -sa, ca]])  # Rx(−α)
             pivot_parent = -coms[k - 1] if k > 0 else np.zeros(3)
