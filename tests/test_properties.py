@@ -16,7 +16,8 @@ SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[Healt
 # anything a user might type where a number or a vector belongs
 junk = st.one_of(st.none(), st.booleans(), st.text(max_size=3), st.integers(-3, 3),
                  st.floats(allow_nan=True, allow_infinity=True), st.lists(st.floats(-10, 10), max_size=4),
-                 st.lists(st.text(max_size=2), min_size=3, max_size=3), st.dictionaries(st.text(max_size=1), st.integers()))
+                 st.lists(st.text(max_size=2), min_size=3, max_size=3),
+                 st.dictionaries(st.text(max_size=1), st.integers()))
 
 
 def _named(error: Exception, *names: str) -> bool:
