@@ -106,7 +106,8 @@ def rows(quick: bool) -> list[Row]:
         model = lg.CompiledModel(lg.MB_RV + forms[f], P)
         out.append(Row(f"gen-α Puma 560 (step command), {f}", model, robot.absolute_state(forms[f]),
                        ex.puma_system(f, robot, profile=False), "GeneralizedAlpha", 1e-3, 1.0 * scale))
-    out.append(Row("gen-α Puma 560 (step command), joint coord.", lg.CompiledModel(lg.CHAIN, robot.params(profile=False)),
+    chain = lg.CompiledModel(lg.CHAIN, robot.params(profile=False))
+    out.append(Row("gen-α Puma 560 (step command), joint coord.", chain,
                    robot.initial_state(), ex.puma_tree_system(robot), "GeneralizedAlpha", 1e-3, 1.0 * scale))
     return out
 

@@ -54,6 +54,7 @@ from mbslib.model import Model
 from mbslib.simulate import simulate, time_grid
 from mbslib.studies.binder_torus import simulate_torus
 from mbslib.systems import directors as director_systems
+from mbslib.systems.rigid_bodies import principal_frame
 from mbslib.trajectory import Health, Trajectory, Work
 
 
@@ -236,6 +237,19 @@ def _genalpha(form, model, absolute, h, n_steps, t0, every, name, rho_inf=0.9, n
     return _run(name, model, traj, lie_group.body_states(model, form, t, rows[:, :n], rows[:, n:]), x=rows)
 
 
+def _absolute(form: str, model: Model):
+    """The model in absolute coordinates ``form`` (the general kernel: it records whole states);
+    Tait–Bryan angles refuse a body that starts at their singularity (gimbal lock)."""
+    if form == "Rxyz":
+        for body in model.bodies:
+            R = body.rotation @ principal_frame(body.inertia)[1]  # the attitude the angles describe
+            if np.sqrt(max(0.0, 1.0 - R[0, 2] ** 2)) < 1e-6:
+                raise ValueError(f"body {body.name!r} starts at the singularity of its Tait–Bryan angles (gimbal "
+                                 "lock: the second angle is ±90°); turn it, or use rotation vectors or Euler "
+                                 "parameters")
+    return lie_group.absolute_model(model, form, specialised=False)
+
+
 def _rkmk_system(model: Model):
     """Rotation vectors of paper 002 without constraints: the model in absolute coordinates if it
     has no joints, one body turning about a ground pivot in its rotation vector alone (the heavy
@@ -341,8 +355,7 @@ def _methods() -> dict[str, Method]:
                        partial(_rkmk, tableau), frozenset({"rtol", "atol", "h_max"}) if tableau.adaptive
                        else frozenset(), adaptive=tableau.adaptive) for tableau in (RK44, RK67, DOPRI5)]
     methods += [Method(f"gen-α {form}", "002", False, 2, frozenset({joints}),
-                       partial(lie_group.absolute_model, form=form, specialised=False),  # it records whole states
-                       partial(_genalpha, form), frozenset({"rho_inf", "newton"}),
+                       partial(_absolute, form), partial(_genalpha, form), frozenset({"rho_inf", "newton"}),
                        singularity=_tait_bryan_distance if form == "Rxyz" else None)
                 for form in ("RV", "EP", "Rxyz")]
     methods += [Method(f"RR ({eq})", "003", True, order, frozenset({momentum}), _rodrigues_system,

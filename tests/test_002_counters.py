@@ -53,7 +53,7 @@ def test_explicit_driver_rejects_constrained_models():
     b0, b1 = chain.body(1.0, (0.01, 0.01, 0.002)), chain.body(1.0, (0.01, 0.01, 0.002))
     chain.spherical(mb.GROUND, np.zeros(3), b0, [0.0, 0.0, 0.5])
     chain.spherical(b0, [0.0, 0.0, -0.5], b1, [0.0, 0.0, 0.5])
-    model = L.Model(L.MB_RV, chain.params())
+    model = L.CompiledModel(L.MB_RV, chain.params())
     x0 = mb.body_coordinates(mb.RV, [[0.0, 0.0, -0.5], [0.0, 0.0, -1.5]], [np.eye(3)] * 2,
                              [[0.0, 0.0, 0.0], [0.3, 0.0, 0.0]], [np.zeros(3)] * 2)
     with pytest.raises(ValueError, match="6 constraint"):
@@ -150,4 +150,4 @@ def test_ep_tangent_jacobian_differs_only_radially():
     with pytest.raises(ValueError, match="SPH_EP"):
         L.heavy_top_model(L.SPH_RV, ep_jacobian="tangent")
     with pytest.raises(ValueError, match="P\\[16\\]"):
-        L.Model(L.SPH_EP, np.concatenate([exact.P, [0.5]]))
+        L.CompiledModel(L.SPH_EP, np.concatenate([exact.P, [0.5]]))

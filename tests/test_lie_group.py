@@ -227,11 +227,11 @@ def test_parameter_validation():
         L.HeavyTop(inertia=[1.0, -1.0, 1.0])
     P = L.heavy_top_model(L.TOP_RV)[0].P
     with pytest.raises(ValueError, match="code"):
-        L.Model(13, P)
+        L.CompiledModel(13, P)
     with pytest.raises(ValueError, match="header"):
-        L.Model(L.MB_RV, P)
+        L.CompiledModel(L.MB_RV, P)
     with pytest.raises(ValueError, match="P"):
-        L.Model(L.CHAIN, P)
+        L.CompiledModel(L.CHAIN, P)
     with pytest.raises(ValueError, match="rho_inf"):
         ga.GeneralizedAlpha(1.5)
     m, x0 = L.heavy_top_model(0)
@@ -487,13 +487,13 @@ def test_exudyn_models_of_the_benchmark_match_ours(node):
     theirs = ex.solve(ex.rotor_system(node), "GeneralizedAlpha", 1e-4, 0.01)
     assert np.abs(L.com_state(m.code, ours.q, ours.v, m.P) - theirs.x[-1]).max() < 1e-8
     robot = Puma560(phi_goal_deg=tuple(np.asarray(Puma560().phi_init_deg) + 10.0))
-    m = L.Model(L.MB_RV + code, robot.system(profile=False).params())
+    m = L.CompiledModel(L.MB_RV + code, robot.system(profile=False).params())
     ours = ga.integrate_genalpha(m, robot.absolute_state(code), 1e-3, 0.05)
     theirs = ex.solve(ex.puma_system(node, robot, profile=False), "GeneralizedAlpha", 1e-3, 0.05)
     assert np.abs(ours.q[-3 - m.form[0]:-m.form[0]] - theirs.x[-1, :3]).max() < 1e-9  # link 6's centre of mass
     if node == "RV":
-        chain = ga.integrate_genalpha(L.Model(L.CHAIN, robot.params(profile=False)), robot.initial_state(), 1e-3,
-                                      0.05)
+        joints = L.CompiledModel(L.CHAIN, robot.params(profile=False))
+        chain = ga.integrate_genalpha(joints, robot.initial_state(), 1e-3, 0.05)
         tree = ex.solve(ex.puma_tree_system(robot), "GeneralizedAlpha", 1e-3, 0.05)
         assert np.abs(np.concatenate([chain.q, chain.v]) - tree.x[-1]).max() < 1e-9
 

@@ -38,9 +38,10 @@ def _models():
     out[-3] = ("rotor 6 (damped)", *L.rotor_model(L.ROT_RV, L.Rotor(damping=3.0)))
     crank, robot = SliderCrank(), Puma560()
     for f in range(3):
-        out.append((f"slider-crank {f}", L.Model(L.MB_RV + f, crank.system().params()), crank.initial_state(f)))
-        out.append((f"Puma absolute {f}", L.Model(L.MB_RV + f, robot.system().params()), robot.absolute_state(f)))
-    out.append(("Puma joint coordinates", L.Model(L.CHAIN, robot.params()), robot.initial_state()))
+        out.append((f"slider-crank {f}", L.CompiledModel(L.MB_RV + f, crank.system().params()), crank.initial_state(f)))
+        absolute = L.CompiledModel(L.MB_RV + f, robot.system().params())
+        out.append((f"Puma absolute {f}", absolute, robot.absolute_state(f)))
+    out.append(("Puma joint coordinates", L.CompiledModel(L.CHAIN, robot.params()), robot.initial_state()))
     return out
 
 
@@ -182,8 +183,8 @@ from mbslib.systems import lie_group_mbs as L
 from mbslib.systems.puma560 import Puma560
 from mbslib.systems.slider_crank import SliderCrank
 crank, robot = SliderCrank(), Puma560()
-cases = [L.heavy_top_model(L.SPH_EP), L.rotor_model(L.ROT_RV), (L.Model(L.MB_RV, crank.system().params()),
-         crank.initial_state(0)), (L.Model(L.CHAIN, robot.params()), robot.initial_state())]
+cases = [L.heavy_top_model(L.SPH_EP), L.rotor_model(L.ROT_RV), (L.CompiledModel(L.MB_RV, crank.system().params()),
+         crank.initial_state(0)), (L.CompiledModel(L.CHAIN, robot.params()), robot.initial_state())]
 for model, x0 in cases:
     counts = []
     for n_steps in (5, 50):
@@ -193,7 +194,7 @@ for model, x0 in cases:
             counts.append(rtsys.get_allocation_stats().alloc - start)
     print(counts[0] == counts[2] and counts[1] == counts[3], counts)
 for model, x0 in [L.heavy_top_model(L.TOP_RV), L.heavy_top_model(L.TOP_RXYZ), L.rotor_model(L.ROT_RXYZ),
-                  (L.Model(L.CHAIN, robot.params()), robot.initial_state())]:
+                  (L.CompiledModel(L.CHAIN, robot.params()), robot.initial_state())]:
     counts = []
     for n_steps in (5, 50):
         start = rtsys.get_allocation_stats().alloc
@@ -240,7 +241,7 @@ def test_a_new_model_family_needs_no_edit_of_the_integrator(monkeypatch):
     monkeypatch.setitem(L.REGISTRY, 99, (oscillator, rp.VECTOR))
     monkeypatch.setitem(L.FORMULATION, 99, "vector")
     m, k, d = 2.0, 50.0, 0.4
-    model = L.Model(99, np.array([m, k, d]))
+    model = L.CompiledModel(99, np.array([m, k, d]))
     w0, zeta = np.sqrt(k / m), d / (2 * np.sqrt(k * m))
     wd = w0 * np.sqrt(1 - zeta**2)
     exact = np.exp(-zeta * w0 * 1.0) * (np.cos(wd) + zeta * w0 / wd * np.sin(wd))  # x(0) = 1, ẋ(0) = 0

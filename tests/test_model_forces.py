@@ -79,8 +79,8 @@ def test_bad_forces_are_named():
         Spring(0, 1, [0, 0, 0], [1, 0, 0], stiffness=-1.0)
     with pytest.raises(ValueError, match="damping"):
         Spring(0, 1, [0, 0, 0], [1, 0, 0], stiffness=1.0, damping=np.nan)
-    with pytest.raises(ValueError, match=r"springs\[0\].body_b"):
-        Model((a, b), springs=(Spring(0, None, [0, 0, 0], [1, 0, 0], stiffness=1.0),))
+    with pytest.raises(ValueError, match=r"body_b must be a body index \(an integer\), got None"):
+        Spring(0, None, [0, 0, 0], [1, 0, 0], stiffness=1.0)  # the ground is body_a
     with pytest.raises(ValueError, match="force must be a callable"):
         AppliedLoad(0, force=[1.0, 0.0, 0.0])
     bad = Model((a, b), loads=(AppliedLoad(0, torque=lambda t, s: np.zeros(2)),))
