@@ -12,7 +12,7 @@ the table gives the median CPU time per step, its spread, the ratio ours/Exudyn,
 iterations per step of both, how far the last rod's centre of mass lies apart at the end (a
 check that both compute the same motion), and the power law fitted to our cost and to Exudyn's.
 A second table times the plain-Python implicit schemes of the shoot-out (EML, MPL and REML in
-unit quaternions, the GGL-VI in directors; :mod:`mbslib.shootout`; sparse Newton matrices with
+unit quaternions, the GGL-VI in directors; :func:`mbslib.solve`; sparse Newton matrices with
 the unknowns body by body, by banded LU, :class:`mbslib.newton.BandedBlocks`, the GGL-VI's with
 q, p, v eliminated, :class:`mbslib.integrators.ggl.WithoutQPV`; the quaternion
 formulation's per-body blocks compiled) over the same horizon, interleaved with Exudyn likewise,

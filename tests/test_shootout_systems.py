@@ -331,7 +331,7 @@ def test_conserved_axes_of_ground_joints_and_gravity():
 
 
 def test_work_precision_and_largest_stable_step():
-    from mbslib.shootout import largest_stable_step, work_precision
+    from mbslib.studies.sweeps import largest_stable_step, work_precision
 
     model = pendulum_3d()
     points = work_precision("RKMK RK44", model, [0.5, 0.25], 2.0, lambda run: 1.0)
