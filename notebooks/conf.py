@@ -103,3 +103,6 @@ def setup(app):
     # at a time instead of two at a time on `make book`'s two processes.
     mathjax = app.extensions["sphinx-mathjax-offline"]
     mathjax.parallel_read_safe = mathjax.parallel_write_safe = True
+
+# The standard library's executor has no page here (the site is offline: no intersphinx).
+nitpick_ignore = [("py:class", "concurrent.futures._base.Executor")]

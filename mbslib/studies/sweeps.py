@@ -2,10 +2,10 @@
 the largest usable step of a method, through :func:`mbslib.methods.solve`.
 
 Every study maps one function over its configurations with :func:`sweep`, serially by default or
-on any :class:`concurrent.futures.Executor` the caller passes: local processes
+on any ``concurrent.futures.Executor`` the caller passes: local processes
 (``ProcessPoolExecutor``) or a cluster (dask.distributed: ``Client(...).get_executor()``). Each
 configuration is a run of its own, so the results are bitwise those of the serial study. A process
-pool pickles the function with :mod:`pickle` (module-level functions, :func:`functools.partial`
+pool pickles the function with ``pickle`` (module-level functions, :func:`functools.partial`
 of them); dask pickles closures too.
 """
 
